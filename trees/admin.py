@@ -1,0 +1,42 @@
+from django.contrib import admin
+
+from trees.models import Cluster, Node, ShareChange
+
+
+@admin.register(Cluster)
+class ClusterAdmin(admin.ModelAdmin[Cluster]):
+    list_display = ["name", "scheduler", "fairshare_usage_res", "decay_factor", "decay_interval"]
+
+    # Policy changes recompute every metric, so they go through the import services.
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(Node)
+class NodeAdmin(admin.ModelAdmin[Node]):
+    """Read only: shares change through the audited services, never here."""
+
+    list_display = ["name", "cluster", "kind", "shares", "usage", "fairshare_perc"]
+    list_filter = ["cluster", "kind", "origin"]
+    search_fields = ["name"]
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: object, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(ShareChange)
+class ShareChangeAdmin(admin.ModelAdmin[ShareChange]):
+    list_display = ["changed_at", "cluster", "node_name", "old_shares", "new_shares", "changed_by"]
+    list_filter = ["cluster"]
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TreesConfig(AppConfig):
+    name = "trees"
+    verbose_name = "Fairshare trees"

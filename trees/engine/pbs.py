@@ -1,0 +1,295 @@
+"""PBS Professional fairshare, computed as OpenPBS does it (fairshare.cpp and pbsfs.cpp).
+
+PBS keeps percentages, `fairshare_tree_usage` and the decay factor in float32 and rounds after
+every operation, while usage is a double (pbsfs-behaviour.md §0). numpy float32 arrays give the
+same roundings, one operation at a time, so each level of the tree is computed at once.
+Children are kept newest first, as PBS prepends them (§1.2): `chain()` gives that order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from trees.engine.tree import ROOT, Tree
+
+TREEROOT = "TREEROOT"
+UNKNOWN = "unknown"
+ROOT_ALIAS = "root"  # the parent name resource_group uses for TREEROOT
+FAIRSHARE_MIN_USAGE = 1.0
+UNSPECIFIED = -1
+USAGE_NAME_MAX = 50
+UNKNOWN_CGROUP = 1
+UNKNOWN_ENTITY_SHARES = 1
+
+_F32 = np.float32
+_NAME_PUNCTUATION = frozenset(".-_ :")
+
+Float32Array = npt.NDArray[np.float32]
+Float64Array = npt.NDArray[np.float64]
+
+
+def f32(value: float) -> float:
+    """`value` rounded to IEEE single precision, as a C float holds it."""
+    return float(_F32(value))
+
+
+def is_valid_pbs_name(name: str) -> bool:
+    """is_valid_pbs_name(name, 50): ASCII letters, digits and `.-_ :`, under 50 bytes."""
+    return len(name.encode()) < USAGE_NAME_MAX and all(
+        (ch.isascii() and ch.isalnum()) or ch in _NAME_PUNCTUATION for ch in name
+    )
+
+
+@dataclass(frozen=True)
+class GroupDef:
+    """One resource_group entry, `name cgroup parent shares`; parent `root` is TREEROOT."""
+
+    name: str
+    cgroup: int
+    parent: str
+    shares: int
+
+
+@dataclass(frozen=True)
+class UsageRecord:
+    """One entry of the usage database: an entity and its usage."""
+
+    name: str
+    usage: float
+
+
+class PbsTree:
+    """The fairshare tree pbsfs builds: TREEROOT, the `unknown` group, the resource groups."""
+
+    def __init__(self, *, unknown_shares: int = 0, last_decay: int = 0) -> None:
+        # preload_tree(): TREEROOT (cgroup 0, shares -1) and `unknown` (cgroup 1) as its child.
+        self.tree = Tree.with_root(TREEROOT, shares=UNSPECIFIED, usage=FAIRSHARE_MIN_USAGE)
+        self.cresgroup: list[int] = [0]
+        self.index: dict[str, int] = {TREEROOT: ROOT}
+        self.unknown = self._add(ROOT, UNKNOWN, shares=unknown_shares, cgroup=UNKNOWN_CGROUP)
+        self.last_decay = last_decay
+
+    @classmethod
+    def build(
+        cls,
+        groups: Iterable[GroupDef],
+        records: Iterable[UsageRecord] = (),
+        *,
+        unknown_shares: int = 0,
+        last_decay: int = 0,
+        trim: bool = False,
+    ) -> PbsTree:
+        """preload_tree, then the resource groups in file order, then the usage records."""
+        pbs = cls(unknown_shares=unknown_shares, last_decay=last_decay)
+        for group in groups:
+            pbs.define(group)
+        pbs.read_usage(records, trim=trim)
+        return pbs
+
+    def __len__(self) -> int:
+        return len(self.tree)
+
+    def _add(self, parent: int, name: str, *, shares: int, cgroup: int) -> int:
+        node = self.tree.add_child(parent, name, shares=shares, usage=FAIRSHARE_MIN_USAGE)
+        self.cresgroup.append(cgroup)
+        self.index[name] = node
+        return node
+
+    def define(self, group: GroupDef) -> int:
+        """Add a resource_group entry; its parent must already be in the tree."""
+        if group.name in self.index:
+            raise ValueError(f"entity {group.name} is not unique")
+        parent = ROOT if group.parent == ROOT_ALIAS else self.index.get(group.parent)
+        if parent is None:
+            raise ValueError(f"Parent ginfo of {group.name} doesnt exist.")
+        return self._add(parent, group.name, shares=group.shares, cgroup=group.cgroup)
+
+    def find(self, name: str) -> int | None:
+        return self.index.get(name)
+
+    def name(self, node: int) -> str:
+        return self.tree.names[node]
+
+    def shares(self, node: int) -> int:
+        return self.tree.shares[node]
+
+    def usage(self, node: int) -> float:
+        return self.tree.usage[node]
+
+    def resgroup(self, node: int) -> int:
+        parent = self.tree.parent[node]
+        return UNSPECIFIED if parent < 0 else self.cresgroup[parent]
+
+    def chain(self, node: int) -> list[int]:
+        """The children of `node` in PBS order: newest definition first."""
+        return self.tree.children[node][::-1]
+
+    def is_leaf(self, node: int) -> bool:
+        return self.tree.is_leaf(node)
+
+    def gpath(self, node: int) -> list[int]:
+        """create_group_path(): TREEROOT down to the node; empty for TREEROOT itself."""
+        return [] if node == ROOT else self.tree.path(node)
+
+    def unknown_entities(self) -> list[int]:
+        """Entities the usage named that resource_group does not define, in PBS order."""
+        return [n for n in self.chain(self.unknown) if self.cresgroup[n] == UNSPECIFIED]
+
+    def read_usage(self, records: Iterable[UsageRecord], *, trim: bool = False) -> None:
+        """read_usage_v2(): overwrite each named node; a leaf adds its usage to its ancestors.
+
+        Invalid records (negative, NaN, bad name) are skipped as PBS skips them. Names not in
+        the tree become entities of `unknown` with 1 share, unless `trim` (pbsfs -e).
+        """
+        usage = self.tree.usage
+        for record in records:
+            if not (record.usage >= 0 and is_valid_pbs_name(record.name)):
+                continue
+            node = self.index.get(record.name)
+            if node is None:
+                if trim:
+                    continue
+                node = self._add(
+                    self.unknown, record.name, shares=UNKNOWN_ENTITY_SHARES, cgroup=UNSPECIFIED
+                )
+            usage[node] = record.usage
+            if self.tree.is_leaf(node):
+                ancestor = self.tree.parent[node]
+                while ancestor >= 0:
+                    usage[ancestor] += record.usage
+                    ancestor = self.tree.parent[ancestor]
+
+    def set_usage(self, node: int, value: float) -> None:
+        """pbsfs -s: the node's own usage only; nothing propagates until the next read."""
+        self.tree.usage[node] = value
+
+    def decay(self, factor: float) -> None:
+        """decay_fairshare_tree(): usage × (float)factor on every node; below 1 becomes 1."""
+        factor = f32(factor)
+        usage = self.tree.usage
+        for node, value in enumerate(usage):
+            value *= factor
+            usage[node] = FAIRSHARE_MIN_USAGE if value < FAIRSHARE_MIN_USAGE else value
+
+    def records(self) -> list[UsageRecord]:
+        """rec_write_usage(): the leaves whose usage is not 1, in the order PBS writes them.
+
+        PBS writes a node, then its whole sibling chain, then the child chain, recursively: so
+        for a chain c1..ck, first the writable c1..ck, then the subtrees of ck, ..., c1.
+        """
+        usage, names = self.tree.usage, self.tree.names
+        out: list[UsageRecord] = []
+        stack = [[ROOT]]
+        while stack:
+            chain = stack.pop()
+            for node in chain:
+                if usage[node] != 1 and self.is_leaf(node) and names[node] != UNKNOWN:
+                    out.append(UsageRecord(names[node], usage[node]))
+            stack.extend(kids for node in chain if (kids := self.chain(node)))
+        return out
+
+    def preorder(self) -> Iterator[int]:
+        """print_fairshare() order: a node, its subtree, then its next sibling."""
+        return self.tree.preorder(newest_first=True)
+
+
+@dataclass(frozen=True)
+class PbsMetrics:
+    """Every number pbsfs derives from the tree, one array entry per node."""
+
+    group_percentage: Float32Array
+    fairshare_perc: Float32Array  # tree_percentage
+    fairshare_tree_usage: Float32Array  # usage_factor
+    usage: Float64Array
+
+    def usage_perc(self, node: int) -> float:
+        """usage / fairshare_perc (double / float); -1 when the percentage is 0."""
+        perc = float(self.fairshare_perc[node])
+        return -1.0 if perc == 0 else float(self.usage[node]) / perc
+
+    def fairshare_factor(self, node: int) -> float:
+        """2^-(fairshare_tree_usage / fairshare_perc), the quotient in float; 0 without perc."""
+        perc = self.fairshare_perc[node]
+        if perc == 0:
+            return 0.0
+        return math.pow(2.0, -float(self.fairshare_tree_usage[node] / perc))
+
+    def percent(self, node: int) -> float:
+        """tree_percentage * 100 as pbsfs prints it (a float multiply)."""
+        return float(self.fairshare_perc[node] * _F32(100))
+
+
+def compute(pbs: PbsTree) -> PbsMetrics:
+    """calc_fair_share_perc() then calc_usage_factor(), over the whole tree."""
+    tree = pbs.tree
+    parent = np.asarray(tree.parent, dtype=np.int64)
+    shares = np.asarray(tree.shares, dtype=np.int64)
+    usage = np.asarray(tree.usage, dtype=np.float64)
+    levels = tree.levels()
+
+    # count_shares() sums C ints: wrap as a 32-bit int would.
+    sibling_total = np.zeros(len(tree), dtype=np.int64)
+    np.add.at(sibling_total, parent[1:], shares[1:])
+    sibling_total = (sibling_total + 2**31) % 2**32 - 2**31
+    total = sibling_total[parent].astype(_F32)
+    total[ROOT] = 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        raw_group = shares.astype(_F32) / total
+
+    group = np.zeros(len(tree), dtype=_F32)
+    perc = np.zeros(len(tree), dtype=_F32)
+    perc[ROOT] = 1
+    for level in levels[1:]:
+        parent_perc = perc[parent[level]]
+        empty = total[level] * parent_perc == 0
+        # PBS stores a plain 0 here, never the -0.0 a negative parent would give.
+        group[level] = np.where(empty, _F32(0), raw_group[level])
+        perc[level] = np.where(empty, _F32(0), group[level] * parent_perc)
+
+    # The usage ratio is a double division stored into a float.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = (usage / usage[ROOT]).astype(_F32)
+    tree_usage = np.zeros(len(tree), dtype=_F32)
+    if len(levels) > 1:
+        tree_usage[levels[1]] = ratio[levels[1]]
+    for level in levels[2:]:
+        own = ratio[level]
+        tree_usage[level] = own + (tree_usage[parent[level]] - own) * group[level]
+
+    return PbsMetrics(
+        group_percentage=group,
+        fairshare_perc=perc,
+        fairshare_tree_usage=tree_usage,
+        usage=usage,
+    )
+
+
+def compare(pbs: PbsTree, metrics: PbsMetrics, a: int, b: int) -> int:
+    """compare_path(): -1 when `a` is more deserving, 1 when `b` is, 0 for a tie.
+
+    At the first level where the root paths differ, the lower usage/perc wins; perc <= 0 loses to
+    perc > 0 and two such nodes tie at once; an exact tie goes on to the next level.
+    """
+    path_a, path_b = pbs.gpath(a), pbs.gpath(b)
+    perc, usage = metrics.fairshare_perc, metrics.usage
+    for node_a, node_b in zip(path_a, path_b, strict=False):
+        if node_a == node_b:
+            continue
+        perc_a, perc_b = float(perc[node_a]), float(perc[node_b])
+        if perc_a <= 0 and perc_b > 0:
+            return 1
+        if perc_a > 0 and perc_b <= 0:
+            return -1
+        if perc_a <= 0 and perc_b <= 0:
+            return 0
+        value_a, value_b = usage[node_a] / perc_a, usage[node_b] / perc_b
+        if value_a < value_b:
+            return -1
+        if value_b < value_a:
+            return 1
+    return 0

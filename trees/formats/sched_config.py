@@ -1,0 +1,138 @@
+"""The fairshare keys of PBS `sched_config` (parse.cpp parse_config and scan).
+
+A line is `name: value [prime_option]`; the value is one word or a quoted string, `#` and `*`
+start comments. Only the keys that shape the fairshare tree are read; the rest are counted as
+ignored. Unset keys take PBS's defaults.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+DEFAULT_USAGE_RES = "cput"
+DEFAULT_ENTITY = "euser"
+DEFAULT_DECAY_TIME = 86400
+DEFAULT_DECAY_FACTOR = 0.5
+DEFAULT_UNKNOWN_SHARES = 0
+FAIRSHARE_ENTITIES = ("euser", "egroup", "Account_Name", "queue", "egroup:euser")
+_C_SPACE = " \t\n\v\f\r"
+_TIME = re.compile(r"(?:(\d+):)?(\d+):(\d+(?:\.\d*)?)|(\d+(?:\.\d*)?)")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    line: int
+    key: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.key}: {self.reason}"
+
+
+@dataclass
+class FairshareConfig:
+    fairshare_usage_res: str = DEFAULT_USAGE_RES
+    fairshare_entity: str = DEFAULT_ENTITY
+    decay_time: int = DEFAULT_DECAY_TIME  # seconds
+    decay_factor: float = DEFAULT_DECAY_FACTOR
+    unknown_shares: int = DEFAULT_UNKNOWN_SHARES
+    found: dict[str, int] = field(default_factory=dict)  # key -> line it was read from
+    problems: list[ConfigProblem] = field(default_factory=list)
+    ignored: int = 0  # lines with keys that do not concern fairshare
+
+
+def _scan(text: str, delimiter: str) -> tuple[str | None, str]:
+    """scan(): the next word or quoted string, and the rest of the line."""
+    pos = 0
+    while pos < len(text) and (text[pos] in _C_SPACE or text[pos] == delimiter):
+        pos += 1
+    if pos == len(text):
+        return None, ""
+    if text[pos] in "\"'":
+        end = text.find(text[pos], pos + 1)
+        end = len(text) if end < 0 else end
+        return text[pos + 1 : end], text[end + 1 :]
+    end = pos
+    while end < len(text) and text[end] not in _C_SPACE and text[end] != delimiter:
+        end += 1
+    return text[pos:end], text[end + 1 :]
+
+
+def parse_decay_time(value: str) -> int | None:
+    """fairshare_decay_time: HH:MM:SS, MM:SS, or plain seconds; None if it is none of these."""
+    match = _TIME.fullmatch(value)
+    if not match:
+        return None
+    hours, minutes, seconds, plain = match.groups()
+    if plain is not None:
+        return int(float(plain))
+    if hours is None:
+        return int(minutes) * 60 + int(float(seconds))
+    return int(hours) * 3600 + int(minutes) * 60 + int(float(seconds))
+
+
+def parse_sched_config(source: BinaryIO | bytes) -> FairshareConfig:
+    stream = io.BytesIO(source) if isinstance(source, bytes) else source
+    config = FairshareConfig()
+    for number, raw in enumerate(stream, start=1):
+        text = raw.decode("utf-8", errors="replace").rstrip("\n")
+        body = text.lstrip(_C_SPACE)
+        if not body or body[0] in "#*":
+            continue
+        name, rest = _scan(text, ":")
+        value, _ = _scan(rest, " ")
+        if name is None or value is None:
+            continue
+        problem = _apply(config, name, value)
+        if problem is None and name in _KEYS:
+            config.found[name] = number
+        elif problem is not None:
+            config.problems.append(ConfigProblem(number, name, problem))
+        else:
+            config.ignored += 1
+    return config
+
+
+_KEYS = (
+    "fairshare_usage_res",
+    "fairshare_entity",
+    "fairshare_decay_time",
+    "half_life",
+    "fairshare_decay_factor",
+    "unknown_shares",
+)
+
+
+def _apply(config: FairshareConfig, name: str, value: str) -> str | None:
+    """Set one key; the reason it was refused, or None."""
+    if name == "fairshare_usage_res":
+        config.fairshare_usage_res = value
+    elif name == "fairshare_entity":
+        if value not in FAIRSHARE_ENTITIES:
+            allowed = ", ".join(FAIRSHARE_ENTITIES)
+            return f"fairshare_entity {value} is erroneous (or deprecated); use one of {allowed}"
+        config.fairshare_entity = value
+    elif name in ("fairshare_decay_time", "half_life"):
+        seconds = parse_decay_time(value)
+        if seconds is None or seconds <= 0:
+            return f"Invalid time {value}: give HH:MM:SS, MM:SS or seconds, more than 0"
+        config.decay_time = seconds
+    elif name == "fairshare_decay_factor":
+        if not _NUMBER.fullmatch(value):
+            return f"Invalid fairshare_decay_factor {value!r}: not a number"
+        factor = float(value)
+        if not 0 < factor < 1:
+            return (
+                f"fairshare_decay_factor: Invalid value: {value}.  "
+                "Valid values are between 0 and 1."
+            )
+        config.decay_factor = factor
+    elif name == "unknown_shares":
+        if not re.fullmatch(r"\d+", value) or int(value) > 2**31 - 1:
+            return f"unknown_shares {value!r} is not a whole number of shares (0 or more)"
+        config.unknown_shares = int(value)
+    return None

@@ -1,0 +1,178 @@
+"""The PBS scheduler's binary usage database, `sched_priv/usage` (pbsfs-behaviour.md §6).
+
+x86-64 layout, little-endian, natural alignment. Version 2: a 24-byte header
+(`char tag[9] = "PBS_MAG!"`, 7 zero bytes, `double version = 2`), `time_t last_decay`, then
+64-byte records (`char name[50]`, 6 zero bytes, `double usage`). Version 1 has no header and
+24-byte records (`char name[9]`, 7 bytes, `double usage`). Reading reports what PBS skips
+silently (bad header, negative or NaN usage, invalid names, a truncated tail) and keeps the rest.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from trees.engine.pbs import (
+    ROOT_ALIAS,
+    TREEROOT,
+    UNKNOWN,
+    USAGE_NAME_MAX,
+    GroupDef,
+    UsageRecord,
+    is_valid_pbs_name,
+)
+
+MAGIC = b"PBS_MAG!"
+VERSION = 2
+HEADER = struct.Struct("<9s7xd")
+LAST_DECAY = struct.Struct("<q")
+RECORD_V2 = struct.Struct("<50s6xd")
+RECORD_V1 = struct.Struct("<16sd")  # char name[9] and its 7 padding bytes, then the double
+NAME_V1 = 9
+OLDEST_LAST_DECAY = 946713600  # 2000-01-01: PBS refuses a last_decay in (0, this]
+
+
+@dataclass(frozen=True)
+class RejectedRecord:
+    record: int  # 1-based, in file order; 0 for the header
+    offset: int  # byte offset in the file
+    field: str  # header, version, last_decay, name, usage or record
+    reason: str
+
+    def __str__(self) -> str:
+        where = "header" if self.record == 0 else f"record {self.record}"
+        return f"{where} (byte {self.offset}): {self.field}: {self.reason}"
+
+
+@dataclass
+class UsageFile:
+    version: int = VERSION
+    last_decay: int = 0
+    records: list[UsageRecord] = field(default_factory=list)  # what PBS applies, in file order
+    numbers: list[int] = field(default_factory=list)  # each record's 1-based place in the file
+    rejected: list[RejectedRecord] = field(default_factory=list)
+    header_ok: bool = True  # False: PBS reads no usage at all from this file
+
+
+def read_usage_file(data: bytes) -> UsageFile:
+    """read_usage(): a v2 file when the tag matches, otherwise v1 from the first byte."""
+    result = UsageFile()
+    if len(data) < HEADER.size:
+        if data:
+            result.header_ok = False
+            result.rejected.append(
+                RejectedRecord(
+                    0, 0, "header", f"file is {len(data)} bytes, shorter than the header"
+                )
+            )
+        return result
+    tag, version = HEADER.unpack_from(data)
+    if tag != MAGIC + b"\0":
+        result.version = 1
+        _read_records(data, 0, RECORD_V1, NAME_V1, result)
+        return result
+    if version != VERSION:
+        result.header_ok = False
+        big_endian = struct.unpack_from(">d", data, 16)[0]
+        hint = " (it reads 2 big-endian: a file from another architecture)"
+        reason = f"version is {version!r}, PBS reads only 2" + (hint if big_endian == 2 else "")
+        result.rejected.append(RejectedRecord(0, 16, "version", reason))
+        return result
+    if len(data) >= HEADER.size + LAST_DECAY.size:
+        (last_decay,) = LAST_DECAY.unpack_from(data, HEADER.size)
+        if last_decay != 0 and last_decay <= OLDEST_LAST_DECAY:
+            result.header_ok = False
+            reason = f"{last_decay} is neither 0 nor after 2000-01-01 (Invalid usage file header)"
+            result.rejected.append(RejectedRecord(0, HEADER.size, "last_decay", reason))
+            return result
+        result.last_decay = last_decay
+    _read_records(data, HEADER.size + LAST_DECAY.size, RECORD_V2, USAGE_NAME_MAX, result)
+    return result
+
+
+def _read_records(
+    data: bytes, start: int, layout: struct.Struct, name_size: int, result: UsageFile
+) -> None:
+    """read_usage_v2() / read_usage_v1(): whole records only; each checked as PBS checks it."""
+    count = (len(data) - start) // layout.size
+    for index in range(count):
+        offset = start + index * layout.size
+        raw_name, usage = layout.unpack_from(data, offset)
+        number = index + 1
+        problem = _record_problem(raw_name, name_size, usage)
+        if problem:
+            result.rejected.append(RejectedRecord(number, offset, *problem))
+            continue
+        result.records.append(UsageRecord(raw_name.split(b"\0", 1)[0].decode("ascii"), usage))
+        result.numbers.append(number)
+    tail = (len(data) - start) % layout.size
+    if tail:
+        offset = start + count * layout.size
+        reason = f"last {tail} bytes are not a whole {layout.size}-byte record (truncated file)"
+        result.rejected.append(RejectedRecord(count + 1, offset, "record", reason))
+
+
+def _record_problem(raw_name: bytes, name_size: int, usage: float) -> tuple[str, str] | None:
+    if math.isnan(usage):
+        return "usage", "usage is NaN"
+    if usage < 0:
+        return "usage", f"usage {usage!r} is negative"
+    if math.isinf(usage):
+        return "usage", "usage is infinite"
+    if b"\0" not in raw_name[: min(len(raw_name), USAGE_NAME_MAX)]:
+        return "name", f"name is not NUL-terminated within {name_size} bytes"
+    name = raw_name.split(b"\0", 1)[0]
+    text = name.decode("latin-1")
+    if not is_valid_pbs_name(text):
+        bad = next(ch for ch in text if not is_valid_pbs_name(ch))
+        return "name", f"name {text!r} has {bad!r}; PBS names use letters, digits and .-_ :"
+    return None
+
+
+def screen_records(
+    usage: UsageFile, groups: Iterable[GroupDef]
+) -> tuple[list[UsageRecord], list[RejectedRecord]]:
+    """The records a scheduler could have written for this tree, and why the others are not.
+
+    PBS writes each entity once and never a group; a record naming a group would overwrite the
+    group's sum, and a repeated name would add to the groups twice.
+    """
+    group_names = {TREEROOT, UNKNOWN} | {g.parent for g in groups if g.parent != ROOT_ALIAS}
+    last = {
+        record.name: number for record, number in zip(usage.records, usage.numbers, strict=True)
+    }
+    kept: list[UsageRecord] = []
+    rejected: list[RejectedRecord] = []
+    for record, number in zip(usage.records, usage.numbers, strict=True):
+        offset = _record_offset(usage.version, number)
+        if record.name in group_names:
+            reason = f"{record.name!r} is a group; only entities (leaves) carry usage"
+            rejected.append(RejectedRecord(number, offset, "name", reason))
+        elif last[record.name] != number:
+            reason = f"{record.name!r} comes again at record {last[record.name]}; that one is kept"
+            rejected.append(RejectedRecord(number, offset, "name", reason))
+        else:
+            kept.append(record)
+    return kept, rejected
+
+
+def _record_offset(version: int, number: int) -> int:
+    if version == 1:
+        return (number - 1) * RECORD_V1.size
+    return HEADER.size + LAST_DECAY.size + (number - 1) * RECORD_V2.size
+
+
+def write_usage_file(records: Iterable[UsageRecord], *, last_decay: int) -> bytes:
+    """write_usage(): header, last_decay, then each record; names cut to 49 bytes as PBS does."""
+    parts = [HEADER.pack(MAGIC, float(VERSION)), LAST_DECAY.pack(last_decay)]
+    for record in records:
+        name = record.name.encode()[: USAGE_NAME_MAX - 1]
+        parts.append(RECORD_V2.pack(name, record.usage))
+    return b"".join(parts)
+
+
+def truncated_names(records: Iterable[UsageRecord]) -> list[str]:
+    """Names PBS would cut on write, so that the entity comes back under `unknown`."""
+    return [r.name for r in records if len(r.name.encode()) > USAGE_NAME_MAX - 1]

@@ -1,0 +1,35 @@
+"""What every fairshare command shares: `--cluster`, failing with status 1, file reading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NoReturn
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from trees.models import Cluster
+from trees.selectors import cluster_get
+
+
+class FairshareCommand(BaseCommand):
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--cluster", required=True, metavar="NAME", help="cluster name")
+
+    def fail(self, message: str) -> NoReturn:
+        """Say why nothing could be done, and exit 1."""
+        self.stderr.write(message)
+        raise SystemExit(1)
+
+    def existing_cluster(self, name: str) -> Cluster:
+        try:
+            return cluster_get(name=name)
+        except Cluster.DoesNotExist:
+            self.fail(f"cluster {name!r} does not exist")
+
+    def read_bytes(self, path: str) -> bytes:
+        try:
+            return Path(path).read_bytes()
+        except OSError as exc:
+            self.fail(f"{path}: cannot read: {exc.strerror or exc}")

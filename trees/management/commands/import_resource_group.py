@@ -1,0 +1,44 @@
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import CommandParser
+
+from trees.formats.resource_group import parse_resource_group
+from trees.management.commands._base import FairshareCommand
+from trees.services import resource_group_import
+
+
+class Command(FairshareCommand):
+    help = "Load a PBS resource_group file as the cluster's fairshare tree (usage is kept)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("file", help="the resource_group file")
+        parser.add_argument(
+            "--strict", action="store_true", help="import nothing when any line is rejected"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = options["file"]
+        parsed = parse_resource_group(self.read_bytes(path))
+        for bad in parsed.rejected:
+            for message in bad.pbs_messages:
+                self.stderr.write(message)
+            self.stderr.write(f"{path}:{bad.line}: {bad.field}: {bad.reason}")
+        if parsed.rejected and (options["strict"] or not parsed.entries):
+            self.fail(f"{path}: nothing imported ({len(parsed.rejected)} lines rejected)")
+        try:
+            summary = resource_group_import(
+                cluster_name=options["cluster"],
+                groups=parsed.groups,
+                pbs_messages=parsed.pbs_messages,
+                source=path,
+            )
+        except ValidationError as exc:
+            self.fail(f"{path}: nothing imported: {'; '.join(exc.messages)}")
+        self.stdout.write(
+            f"{path}: imported {len(parsed.entries)} entries into cluster {options['cluster']}"
+            f"{' (new)' if summary.cluster_created else ''}; rejected {len(parsed.rejected)} lines;"
+            f" {summary.created} nodes added, {summary.updated} updated, {summary.removed} removed,"
+            f" {summary.unknown_entities} entities under unknown"
+        )

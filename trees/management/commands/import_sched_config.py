@@ -1,0 +1,37 @@
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import CommandParser
+
+from trees.formats.sched_config import parse_sched_config
+from trees.management.commands._base import FairshareCommand
+from trees.services import sched_config_import
+
+
+class Command(FairshareCommand):
+    help = (
+        "Take the fairshare keys of a PBS sched_config (fairshare_usage_res, fairshare_entity, "
+        "fairshare_decay_time, fairshare_decay_factor, unknown_shares); unset keys get PBS's "
+        "defaults, as the scheduler would use."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("file", help="the sched_config file")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = options["file"]
+        config = parse_sched_config(self.read_bytes(path))
+        for problem in config.problems:
+            self.stderr.write(f"{path}:{problem.line}: {problem.key}: {problem.reason}")
+        try:
+            sched_config_import(cluster_name=options["cluster"], config=config)
+        except ValidationError as exc:
+            self.fail(f"{path}: nothing imported: {'; '.join(exc.messages)}")
+        self.stdout.write(
+            f"{path}: cluster {options['cluster']}: "
+            f"fairshare_usage_res {config.fairshare_usage_res}"
+            f", fairshare_entity {config.fairshare_entity}, decay_time {config.decay_time} s"
+            f", decay_factor {config.decay_factor}, unknown_shares {config.unknown_shares}"
+            f" ({len(config.found)} keys read, {len(config.problems)} refused)"
+        )

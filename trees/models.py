@@ -1,0 +1,201 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Scheduler(models.TextChoices):
+    PBS = "pbs", "PBS Professional / OpenPBS"
+    SLURM = "slurm", "Slurm"
+    ACCELERATOR = "accelerator", "Altair Accelerator"
+
+
+class FairshareEntity(models.TextChoices):
+    """The job attribute that names the leaf a job is charged to (sched_config)."""
+
+    EUSER = "euser", "user (euser)"
+    EGROUP = "egroup", "group (egroup)"
+    ACCOUNT = "Account_Name", "account (Account_Name)"
+    PROJECT = "project", "project"
+    QUEUE = "queue", "queue"
+    EGROUP_EUSER = "egroup:euser", "group and user (egroup:euser)"
+
+
+class Cluster(models.Model):
+    """One scheduler's fairshare world: its policy and its tree."""
+
+    name = models.SlugField(max_length=64, unique=True)
+    scheduler = models.CharField(max_length=16, choices=Scheduler.choices, default=Scheduler.PBS)
+    fairshare_usage_res = models.CharField(
+        max_length=500,
+        default="ncpus*walltime",
+        help_text="PBS formula a job's usage is accrued with (sched_config fairshare_usage_res).",
+    )
+    fairshare_entity = models.CharField(
+        max_length=16, choices=FairshareEntity.choices, default=FairshareEntity.EUSER
+    )
+    decay_interval = models.DurationField(default=timedelta(hours=24))
+    decay_factor = models.FloatField(default=0.5)
+    scheduler_iteration = models.DurationField(default=timedelta(minutes=10))
+    unknown_shares = models.IntegerField(
+        default=0, help_text="Shares of the `unknown` group that holds entities not in the tree."
+    )
+    job_sort_formula = models.TextField(blank=True)
+    last_decay = models.DateTimeField(
+        null=True, blank=True, help_text="When usage was last decayed; empty: never (PBS 0)."
+    )
+    has_usage_database = models.BooleanField(
+        default=False, help_text="Whether the scheduler's usage database exists yet."
+    )
+    resource_group_messages = models.TextField(
+        blank=True, help_text="What PBS prints about the imported resource_group on each run."
+    )
+    metrics_updated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(decay_factor__gt=0) & Q(decay_factor__lt=1),
+                name="cluster_decay_factor_between_0_and_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(unknown_shares__gte=0), name="cluster_unknown_shares_not_negative"
+            ),
+            models.CheckConstraint(
+                condition=Q(decay_interval__gt=timedelta(0)),
+                name="cluster_decay_interval_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(scheduler_iteration__gt=timedelta(0)),
+                name="cluster_scheduler_iteration_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(scheduler__in=Scheduler.values), name="cluster_scheduler_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class NodeKind(models.TextChoices):
+    ORGANIZATION = "organization", "organization"
+    PROJECT = "project", "project"
+    USER = "user", "user"
+
+
+class NodeOrigin(models.TextChoices):
+    SCHEDULER = "scheduler", "made by the scheduler (the root, `unknown`)"
+    DEFINED = "defined", "defined in the tree (resource_group, sshare, forms)"
+    USAGE = "usage", "met only in usage data, so placed under `unknown`"
+
+
+class Node(models.Model):
+    """A group or entity of the fairshare tree, with its usage and its current metrics.
+
+    `usage_record` is the node's entry in the scheduler's usage database (empty: none, which
+    PBS counts as 1); the fields after it are the metrics the engine last computed.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="nodes")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
+    )
+    name = models.CharField(max_length=255)
+    kind = models.CharField(max_length=16, choices=NodeKind.choices, default=NodeKind.USER)
+    origin = models.CharField(max_length=16, choices=NodeOrigin.choices, default=NodeOrigin.DEFINED)
+    position = models.PositiveIntegerField(
+        default=0, help_text="Definition order (resource_group line order; record order for usage)."
+    )
+    shares = models.IntegerField(null=True, blank=True, help_text="Empty only for the root.")
+    cgroup_id = models.IntegerField(null=True, blank=True, help_text="PBS resource group id.")
+    usage_record = models.FloatField(null=True, blank=True)
+    usage_record_seq = models.PositiveIntegerField(null=True, blank=True)
+
+    usage = models.FloatField(default=1.0)
+    group_perc = models.FloatField(default=0.0)
+    fairshare_perc = models.FloatField(default=0.0)
+    fairshare_tree_usage = models.FloatField(default=0.0)
+    usage_perc = models.FloatField(default=-1.0)
+    fairshare_factor = models.FloatField(default=0.0)
+
+    class Meta:
+        ordering = ["cluster", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "parent", "name"], name="node_name_unique_per_parent"
+            ),
+            models.UniqueConstraint(
+                fields=["cluster"], condition=Q(parent__isnull=True), name="node_one_root"
+            ),
+            models.UniqueConstraint(
+                fields=["cluster", "name"],
+                condition=~Q(kind=NodeKind.USER),
+                name="node_group_name_unique",
+            ),
+            models.CheckConstraint(
+                condition=Q(shares__gte=0) | (Q(shares__isnull=True) & Q(parent__isnull=True)),
+                name="node_shares_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(usage_record__isnull=True) | Q(usage_record__gte=0),
+                name="node_usage_record_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(usage_record__isnull=True, usage_record_seq__isnull=True)
+                | Q(usage_record__isnull=False, usage_record_seq__isnull=False),
+                name="node_usage_record_has_seq",
+            ),
+            models.CheckConstraint(condition=Q(kind__in=NodeKind.values), name="node_kind_known"),
+            models.CheckConstraint(
+                condition=Q(origin__in=NodeOrigin.values), name="node_origin_known"
+            ),
+        ]
+        indexes = [models.Index(fields=["cluster", "name"])]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}:{self.name}"
+
+
+class ShareChange(models.Model):
+    """The audit trail of shares: who changed which node from what to what, and why."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="share_changes")
+    node = models.ForeignKey(
+        Node, null=True, blank=True, on_delete=models.SET_NULL, related_name="share_changes"
+    )
+    node_name = models.CharField(max_length=255, help_text="Kept when the node is removed.")
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    changed_at = models.DateTimeField(db_index=True)
+    old_shares = models.IntegerField(null=True, blank=True, help_text="Empty: the node was added.")
+    new_shares = models.IntegerField(
+        null=True, blank=True, help_text="Empty: the node was removed."
+    )
+    reason = models.TextField()
+
+    class Meta:
+        ordering = ["-changed_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(old_shares__isnull=True) | Q(old_shares__gte=0),
+                name="share_change_old_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(new_shares__isnull=True) | Q(new_shares__gte=0),
+                name="share_change_new_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(old_shares__isnull=False) | Q(new_shares__isnull=False),
+                name="share_change_changes_something",
+            ),
+            models.CheckConstraint(condition=~Q(reason=""), name="share_change_has_reason"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.node_name}: {self.old_shares} -> {self.new_shares}"

@@ -1,0 +1,110 @@
+"""Read queries over clusters and trees."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from trees.engine.pbs import ROOT_ALIAS, TREEROOT, GroupDef, UsageRecord
+from trees.formats.pbsfs import PbsfsPolicy, UsageDatabase, run_pbsfs
+from trees.models import Cluster, Node, NodeOrigin
+
+
+def cluster_get(*, name: str) -> Cluster:
+    return Cluster.objects.get(name=name)
+
+
+def clusters_list() -> list[Cluster]:
+    return list(Cluster.objects.all())
+
+
+def epoch_seconds(moment: datetime | None) -> int:
+    """A time as PBS stores it (time_t); no time is 0."""
+    return 0 if moment is None else int(moment.timestamp())
+
+
+def from_epoch_seconds(seconds: int) -> datetime | None:
+    return None if seconds == 0 else datetime.fromtimestamp(seconds, tz=UTC)
+
+
+@dataclass(frozen=True)
+class PbsState:
+    """What pbsfs reads: the policy, the resource groups in file order, the usage database."""
+
+    policy: PbsfsPolicy
+    groups: list[GroupDef]
+    database: UsageDatabase
+    resource_group_messages: list[str]
+
+
+def pbs_policy_get(cluster: Cluster) -> PbsfsPolicy:
+    return PbsfsPolicy(
+        fairshare_usage_res=cluster.fairshare_usage_res,
+        decay_factor=cluster.decay_factor,
+        unknown_shares=cluster.unknown_shares,
+    )
+
+
+def pbs_state_get(*, cluster: Cluster) -> PbsState:
+    rows = Node.objects.filter(cluster=cluster).values_list(
+        "id", "parent_id", "name", "origin", "position", "shares", "cgroup_id",
+        "usage_record", "usage_record_seq",
+    )  # fmt: skip
+    names = {row[0]: row[2] for row in rows}
+    groups: list[tuple[int, GroupDef]] = []
+    records: list[tuple[int, UsageRecord]] = []
+    for _id, parent_id, name, origin, position, shares, cgroup, usage, seq in rows:
+        if origin == NodeOrigin.DEFINED:
+            parent = names[parent_id] if parent_id is not None else TREEROOT
+            parent = ROOT_ALIAS if parent == TREEROOT else parent
+            groups.append((position, GroupDef(name, cgroup or 0, parent, shares or 0)))
+        if usage is not None and seq is not None:
+            records.append((seq, UsageRecord(name, usage)))
+    groups.sort(key=lambda item: item[0])
+    records.sort(key=lambda item: item[0])
+    return PbsState(
+        policy=pbs_policy_get(cluster),
+        groups=[group for _, group in groups],
+        database=UsageDatabase(
+            exists=cluster.has_usage_database,
+            last_decay=epoch_seconds(cluster.last_decay),
+            records=tuple(record for _, record in records),
+        ),
+        resource_group_messages=cluster.resource_group_messages.splitlines(),
+    )
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    node: Node
+    depth: int
+
+
+def tree_get(*, cluster: Cluster) -> list[TreeNode]:
+    """Every node, root first, each before its children; siblings in the scheduler's order.
+
+    PBS lists children newest first: resource_group entries in reverse definition order, and
+    the entities it met in usage before them, newest record first.
+    """
+    nodes = list(Node.objects.filter(cluster=cluster))
+    children: dict[int | None, list[Node]] = {}
+    for node in nodes:
+        children.setdefault(node.parent_id, []).append(node)
+    for kids in children.values():
+        kids.sort(key=lambda n: (n.origin == NodeOrigin.USAGE, n.position, n.id), reverse=True)
+    ordered: list[TreeNode] = []
+    stack = [(root, 0) for root in reversed(children.get(None, []))]
+    while stack:
+        node, depth = stack.pop()
+        ordered.append(TreeNode(node, depth))
+        stack.extend((kid, depth + 1) for kid in reversed(children.get(node.id, [])))
+    return ordered
+
+
+def pbsfs_listing_get(*, cluster: Cluster) -> str:
+    """What `pbsfs -p` prints for the cluster (read only: -p writes nothing)."""
+    state = pbs_state_get(cluster=cluster)
+    result = run_pbsfs(
+        ["-p"], groups=state.groups, database=state.database, policy=state.policy, now=0
+    )
+    return result.stdout

@@ -1,0 +1,296 @@
+"""State changes of clusters and trees; each use case is one transaction.
+
+Every PBS write ends in `_pbs_store`: it rebuilds the tree exactly as pbsfs would read it (the
+resource groups, then the usage records in file order), makes the nodes match, and stores the
+metrics in the same transaction, so the read side is never stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from trees.engine.pbs import (
+    GroupDef,
+    PbsMetrics,
+    PbsTree,
+    compute,
+)
+from trees.engine.tree import ROOT
+from trees.formats.pbsfs import PbsfsResult, UsageDatabase, run_pbsfs
+from trees.formats.sched_config import FairshareConfig
+from trees.formats.usage_file import RejectedRecord, UsageFile, screen_records
+from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler, ShareChange
+from trees.selectors import epoch_seconds, from_epoch_seconds, pbs_state_get
+
+_METRIC_FIELDS = (
+    "usage",
+    "group_perc",
+    "fairshare_perc",
+    "fairshare_tree_usage",
+    "usage_perc",
+    "fairshare_factor",
+)
+_TREE_FIELDS = ("parent", "kind", "origin", "position", "shares", "cgroup_id")
+_RECORD_FIELDS = ("usage_record", "usage_record_seq")
+_STORED_FIELDS = _TREE_FIELDS + _RECORD_FIELDS + _METRIC_FIELDS
+
+
+def cluster_get_or_create(*, name: str, scheduler: str = Scheduler.PBS) -> tuple[Cluster, bool]:
+    """The cluster of that name, locked; a new one starts with the PBS TREEROOT and unknown."""
+    with transaction.atomic():
+        cluster, created = Cluster.objects.select_for_update().get_or_create(
+            name=name, defaults={"scheduler": scheduler}
+        )
+        if created:
+            cluster.full_clean(exclude=["nodes"])
+            _pbs_store(cluster, groups=[], database=UsageDatabase(), reason="cluster created")
+    return cluster, created
+
+
+@dataclass(frozen=True)
+class StoreSummary:
+    nodes: int
+    created: int
+    updated: int
+    removed: int
+    share_changes: int
+    unknown_entities: int
+    cluster_created: bool = False
+
+
+def resource_group_import(
+    *,
+    cluster_name: str,
+    groups: Sequence[GroupDef],
+    pbs_messages: Sequence[str],
+    source: str,
+    user: User | None = None,
+) -> StoreSummary:
+    """Make the cluster's tree the one in a resource_group file; usage stays by entity name.
+
+    Entities that leave the tree keep their usage under `unknown`, as PBS does on its next read.
+    """
+    with transaction.atomic():
+        cluster, created = cluster_get_or_create(name=cluster_name)
+        cluster.resource_group_messages = "\n".join(pbs_messages)
+        cluster.save(update_fields=["resource_group_messages"])
+        state = pbs_state_get(cluster=cluster)
+        summary = _pbs_store(
+            cluster,
+            groups=groups,
+            database=state.database,
+            reason=f"imported resource_group {source}",
+            user=user,
+        )
+    return replace(summary, cluster_created=created)
+
+
+def sched_config_import(*, cluster_name: str, config: FairshareConfig) -> StoreSummary:
+    """Take the fairshare keys of a sched_config (PBS's defaults for keys it leaves unset)."""
+    with transaction.atomic():
+        cluster, created = cluster_get_or_create(name=cluster_name)
+        cluster.fairshare_usage_res = config.fairshare_usage_res
+        cluster.fairshare_entity = config.fairshare_entity
+        cluster.decay_interval = timedelta(seconds=config.decay_time)
+        cluster.decay_factor = config.decay_factor
+        cluster.unknown_shares = config.unknown_shares
+        cluster.full_clean(exclude=["nodes"])
+        cluster.save()
+        state = pbs_state_get(cluster=cluster)
+        summary = _pbs_store(
+            cluster, groups=state.groups, database=state.database, reason="sched_config import"
+        )
+    return replace(summary, cluster_created=created)
+
+
+@dataclass(frozen=True)
+class UsageImport:
+    summary: StoreSummary | None  # None: no record could be imported, nothing was written
+    screened: list[RejectedRecord]  # records the file holds but no scheduler writes
+    imported: int
+
+
+def pbs_usage_import(*, cluster_name: str, usage: UsageFile) -> UsageImport:
+    """Replace the usage database with a scheduler's usage file."""
+    with transaction.atomic():
+        cluster, created = cluster_get_or_create(name=cluster_name)
+        state = pbs_state_get(cluster=cluster)
+        kept, screened = screen_records(usage, state.groups)
+        if not kept and (usage.rejected or screened):
+            transaction.set_rollback(True)
+            return UsageImport(summary=None, screened=screened, imported=0)
+        database = UsageDatabase(exists=True, last_decay=usage.last_decay, records=tuple(kept))
+        summary = _pbs_store(cluster, groups=state.groups, database=database, reason="usage import")
+    return UsageImport(replace(summary, cluster_created=created), screened, len(kept))
+
+
+def pbsfs_run(*, cluster: Cluster, argv: Sequence[str], now: datetime | None = None) -> PbsfsResult:
+    """Run pbsfs on the cluster; -s, -d and -e store the usage database it writes."""
+    moment = now or timezone.now()
+    with transaction.atomic():
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        state = pbs_state_get(cluster=cluster)
+        result = run_pbsfs(
+            argv,
+            groups=state.groups,
+            database=state.database,
+            policy=state.policy,
+            now=epoch_seconds(moment),
+            resource_group_messages=state.resource_group_messages,
+        )
+        if result.written is not None:
+            _pbs_store(cluster, groups=state.groups, database=result.written, reason="pbsfs")
+    return result
+
+
+def _kind(pbs: PbsTree, node: int) -> str:
+    if pbs.is_leaf(node) and node not in (ROOT, pbs.unknown):
+        return NodeKind.USER
+    return NodeKind.ORGANIZATION if pbs.tree.depth[node] <= 1 else NodeKind.PROJECT
+
+
+def _pbs_store(
+    cluster: Cluster,
+    *,
+    groups: Sequence[GroupDef],
+    database: UsageDatabase,
+    reason: str,
+    user: User | None = None,
+) -> StoreSummary:
+    """Make the cluster's nodes, usage and metrics those of the PBS tree built from the inputs."""
+    pbs = PbsTree.build(
+        groups,
+        database.records,
+        unknown_shares=cluster.unknown_shares,
+        last_decay=database.last_decay,
+    )
+    metrics = compute(pbs)
+    position = {group.name: index for index, group in enumerate(groups, start=1)}
+    record_seq = {record.name: seq for seq, record in enumerate(database.records)}
+    record_value = {record.name: record.usage for record in database.records}
+
+    existing = {node.name: node for node in Node.objects.filter(cluster=cluster)}
+    had_tree = any(node.origin == NodeOrigin.DEFINED for node in existing.values())
+    by_index: dict[int, Node] = {}
+    to_create: list[list[Node]] = []
+    to_update: list[Node] = []
+    changes: list[ShareChange] = []
+    now = timezone.now()
+
+    for index in pbs.preorder():
+        name = pbs.name(index)
+        if index in (ROOT, pbs.unknown):
+            origin = NodeOrigin.SCHEDULER
+        elif name in position:
+            origin = NodeOrigin.DEFINED
+        else:
+            origin = NodeOrigin.USAGE
+        seq = record_seq.get(name) if name in record_value else None
+        values = {
+            "parent": by_index.get(pbs.tree.parent[index]),
+            "kind": _kind(pbs, index),
+            "origin": origin,
+            "position": position.get(name, seq if seq is not None else 0),
+            "shares": None if index == ROOT else pbs.shares(index),
+            "cgroup_id": pbs.cresgroup[index],
+            "usage_record": record_value.get(name) if seq is not None else None,
+            "usage_record_seq": seq,
+            **_metric_values(metrics, index),
+        }
+        node = existing.pop(name, None)
+        if node is None:
+            node = Node(cluster=cluster, name=name, **values)
+            depth = pbs.tree.depth[index]
+            to_create.extend([] for _ in range(depth + 1 - len(to_create)))
+            to_create[depth].append(node)
+            if had_tree and origin == NodeOrigin.DEFINED:
+                changes.append(_share_change(cluster, node, None, node.shares, now, reason, user))
+        else:
+            old_shares = node.shares
+            if _differs(node, values):
+                for field, value in values.items():
+                    setattr(node, field, value)
+                to_update.append(node)
+            if origin == NodeOrigin.DEFINED and old_shares != node.shares:
+                changes.append(
+                    _share_change(cluster, node, old_shares, node.shares, now, reason, user)
+                )
+        by_index[index] = node
+
+    # Parents first, level by level, so that each level's parents already have their ids.
+    for level in to_create:
+        for node in level:
+            node.parent_id = node.parent.pk if node.parent is not None else None
+        Node.objects.bulk_create(level, batch_size=2000)
+    Node.objects.bulk_update(to_update, _STORED_FIELDS, batch_size=1000)
+    removed = list(existing.values())
+    for node in removed:
+        if node.origin == NodeOrigin.DEFINED and node.shares is not None:
+            changes.append(
+                _share_change(cluster, None, node.shares, None, now, reason, user, node.name)
+            )
+    Node.objects.filter(pk__in=[node.pk for node in removed]).delete()
+    ShareChange.objects.bulk_create(changes, batch_size=2000)
+
+    cluster.last_decay = from_epoch_seconds(database.last_decay)
+    cluster.has_usage_database = database.exists
+    cluster.metrics_updated_at = now
+    cluster.save(update_fields=["last_decay", "has_usage_database", "metrics_updated_at"])
+    return StoreSummary(
+        nodes=len(pbs),
+        created=sum(len(level) for level in to_create),
+        updated=len(to_update),
+        removed=len(removed),
+        share_changes=len(changes),
+        unknown_entities=len(pbs.unknown_entities()),
+    )
+
+
+def _metric_values(metrics: PbsMetrics, index: int) -> dict[str, float]:
+    return {
+        "usage": float(metrics.usage[index]),
+        "group_perc": float(metrics.group_percentage[index]),
+        "fairshare_perc": float(metrics.fairshare_perc[index]),
+        "fairshare_tree_usage": float(metrics.fairshare_tree_usage[index]),
+        "usage_perc": metrics.usage_perc(index),
+        "fairshare_factor": metrics.fairshare_factor(index),
+    }
+
+
+def _differs(node: Node, values: Mapping[str, object]) -> bool:
+    for field, value in values.items():
+        if field == "parent":
+            parent = value if isinstance(value, Node) else None
+            if node.parent_id != (parent.pk if parent is not None else None):
+                return True
+        elif getattr(node, field) != value:
+            return True
+    return False
+
+
+def _share_change(
+    cluster: Cluster,
+    node: Node | None,
+    old: int | None,
+    new: int | None,
+    when: datetime,
+    reason: str,
+    user: User | None,
+    name: str = "",
+) -> ShareChange:
+    return ShareChange(
+        cluster=cluster,
+        node=node,
+        node_name=node.name if node is not None else name,
+        changed_by=user,
+        changed_at=when,
+        old_shares=old,
+        new_shares=new,
+        reason=reason,
+    )
