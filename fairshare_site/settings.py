@@ -1,8 +1,8 @@
 """One settings module, driven by the environment (12-factor).
 
-With nothing set it runs on SQLite in the checkout; `DATABASE_URL` switches to PostgreSQL and
-`CELERY_BROKER_URL` to a real broker. With `DEBUG` off (the default) the secure settings below
-apply and `SECRET_KEY` must be given.
+With nothing set it is the embedded default: DEBUG on, SQLite in the checkout, Celery tasks run
+in-process. `DATABASE_URL` switches to PostgreSQL and `CELERY_BROKER_URL` to a real broker. With
+`DEBUG=0` (production) `SECRET_KEY` must be given and the secure settings below apply.
 """
 
 from pathlib import Path
@@ -17,12 +17,12 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 
-DEBUG = env.bool("DEBUG", default=False)
+DEBUG = env.bool("DEBUG", default=True)
 SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
-    SECRET_KEY = "insecure-development-key-set-SECRET_KEY-in-production"
+    SECRET_KEY = "django-insecure-development-only-set-SECRET_KEY-in-production"
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])

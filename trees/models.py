@@ -138,7 +138,9 @@ class Node(models.Model):
                 name="node_group_name_unique",
             ),
             models.CheckConstraint(
-                condition=Q(shares__gte=0) | (Q(shares__isnull=True) & Q(parent__isnull=True)),
+                # Spelled out: a CHECK passes when it is NULL, so `shares >= 0` alone lets NULL in.
+                condition=Q(shares__isnull=False, shares__gte=0)
+                | Q(shares__isnull=True, parent__isnull=True),
                 name="node_shares_not_negative",
             ),
             models.CheckConstraint(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from trees.engine.pbs import (
@@ -212,15 +212,17 @@ def _pbs_store(
             if had_tree and origin == NodeOrigin.DEFINED:
                 changes.append(_share_change(cluster, node, None, node.shares, now, reason, user))
         else:
-            old_shares = node.shares
+            was_defined, old_shares = node.origin == NodeOrigin.DEFINED, node.shares
             if _differs(node, values):
                 for field, value in values.items():
                     setattr(node, field, value)
                 to_update.append(node)
-            if origin == NodeOrigin.DEFINED and old_shares != node.shares:
-                changes.append(
-                    _share_change(cluster, node, old_shares, node.shares, now, reason, user)
-                )
+            # Leaving the tree while keeping usage (it moves under unknown) is a removal.
+            is_defined = origin == NodeOrigin.DEFINED
+            before = old_shares if was_defined else None
+            after = node.shares if is_defined else None
+            if before != after and (was_defined or had_tree):
+                changes.append(_share_change(cluster, node, before, after, now, reason, user))
         by_index[index] = node
 
     # Parents first, level by level, so that each level's parents already have their ids.
@@ -228,7 +230,7 @@ def _pbs_store(
         for node in level:
             node.parent_id = node.parent.pk if node.parent is not None else None
         Node.objects.bulk_create(level, batch_size=2000)
-    Node.objects.bulk_update(to_update, _STORED_FIELDS, batch_size=1000)
+    _nodes_update(to_update, _STORED_FIELDS)
     removed = list(existing.values())
     for node in removed:
         if node.origin == NodeOrigin.DEFINED and node.shares is not None:
@@ -250,6 +252,29 @@ def _pbs_store(
         share_changes=len(changes),
         unknown_entities=len(pbs.unknown_entities()),
     )
+
+
+def _nodes_update(nodes: Sequence[Node], fields: Sequence[str]) -> None:
+    """One parameterised UPDATE per node through executemany.
+
+    bulk_update builds a CASE per field over the whole batch, which took minutes for 100,000
+    nodes on SQLite; executemany of a plain UPDATE takes about a second.
+    """
+    if not nodes:
+        return
+    meta = Node._meta
+    by_name = {field.name: field for field in meta.concrete_fields}
+    columns = [by_name[name] for name in fields]
+    quote = connection.ops.quote_name
+    assignments = ", ".join(f"{quote(field.column)} = %s" for field in columns)
+    sql = f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.pk.column)} = %s"
+    rows = [
+        [field.get_db_prep_save(getattr(node, field.attname), connection) for field in columns]
+        + [node.pk]
+        for node in nodes
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
 
 
 def _metric_values(metrics: PbsMetrics, index: int) -> dict[str, float]:

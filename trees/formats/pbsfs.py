@@ -41,7 +41,7 @@ _STRTOD = re.compile(
     r"[ \t\n\v\f\r]*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
     r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
     r"|inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)",
-    re.IGNORECASE,
+    re.IGNORECASE | re.ASCII,  # C's isdigit: ASCII digits only
 )
 
 

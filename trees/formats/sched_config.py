@@ -19,8 +19,8 @@ DEFAULT_DECAY_FACTOR = 0.5
 DEFAULT_UNKNOWN_SHARES = 0
 FAIRSHARE_ENTITIES = ("euser", "egroup", "Account_Name", "queue", "egroup:euser")
 _C_SPACE = " \t\n\v\f\r"
-_TIME = re.compile(r"(?:(\d+):)?(\d+):(\d+(?:\.\d*)?)|(\d+(?:\.\d*)?)")
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_TIME = re.compile(r"(?:(\d+):)?(\d+):(\d+(?:\.\d*)?)|(\d+(?:\.\d*)?)", re.ASCII)
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def _apply(config: FairshareConfig, name: str, value: str) -> str | None:
             )
         config.decay_factor = factor
     elif name == "unknown_shares":
-        if not re.fullmatch(r"\d+", value) or int(value) > 2**31 - 1:
+        if not re.fullmatch(r"[0-9]+", value) or int(value) > 2**31 - 1:
             return f"unknown_shares {value!r} is not a whole number of shares (0 or more)"
         config.unknown_shares = int(value)
     return None

@@ -80,14 +80,19 @@ def read_usage_file(data: bytes) -> UsageFile:
         reason = f"version is {version!r}, PBS reads only 2" + (hint if big_endian == 2 else "")
         result.rejected.append(RejectedRecord(0, 16, "version", reason))
         return result
-    if len(data) >= HEADER.size + LAST_DECAY.size:
-        (last_decay,) = LAST_DECAY.unpack_from(data, HEADER.size)
-        if last_decay != 0 and last_decay <= OLDEST_LAST_DECAY:
-            result.header_ok = False
-            reason = f"{last_decay} is neither 0 nor after 2000-01-01 (Invalid usage file header)"
+    if len(data) < HEADER.size + LAST_DECAY.size:
+        # PBS's fread of last_decay fails quietly and it reads no records.
+        if len(data) > HEADER.size:
+            reason = f"file ends {len(data) - HEADER.size} bytes into last_decay (truncated file)"
             result.rejected.append(RejectedRecord(0, HEADER.size, "last_decay", reason))
-            return result
-        result.last_decay = last_decay
+        return result
+    (last_decay,) = LAST_DECAY.unpack_from(data, HEADER.size)
+    if last_decay != 0 and last_decay <= OLDEST_LAST_DECAY:
+        result.header_ok = False
+        reason = f"{last_decay} is neither 0 nor after 2000-01-01 (Invalid usage file header)"
+        result.rejected.append(RejectedRecord(0, HEADER.size, "last_decay", reason))
+        return result
+    result.last_decay = last_decay
     _read_records(data, HEADER.size + LAST_DECAY.size, RECORD_V2, USAGE_NAME_MAX, result)
     return result
 

@@ -1,0 +1,39 @@
+# The two commands of the README, and the benchmark.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1:8000
+
+.PHONY: run test lint typecheck pytest bench clean
+
+$(BIN)/.installed: requirements.txt
+	$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11) and "Python 3.11 is needed")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+## The dashboard on the embedded default: SQLite, the sample site, no outside service.
+run: $(BIN)/.installed
+	$(BIN)/python manage.py migrate --no-input
+	$(BIN)/python manage.py demo
+	$(BIN)/python manage.py runserver $(HOST)
+
+## The whole suite: lint, format, types, then every test (DATABASE_URL picks the database).
+test: lint typecheck pytest
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(BIN)/.installed
+	$(BIN)/mypy .
+
+pytest: $(BIN)/.installed
+	$(BIN)/pytest
+
+bench: $(BIN)/.installed
+	$(BIN)/python bench/engine.py
+
+clean:
+	rm -rf $(VENV) db.sqlite3 staticfiles .mypy_cache .pytest_cache .ruff_cache .hypothesis

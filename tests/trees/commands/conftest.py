@@ -1,0 +1,32 @@
+from collections.abc import Callable
+from dataclasses import dataclass
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+
+@dataclass(frozen=True)
+class Ran:
+    status: int
+    out: str
+    err: str
+
+
+Run = Callable[..., Ran]
+
+
+@pytest.fixture
+def run() -> Run:
+    """Run a management command; its exit status, stdout and stderr."""
+
+    def _run(*args: str) -> Ran:
+        out, err = StringIO(), StringIO()
+        try:
+            call_command(*args, stdout=out, stderr=err)
+            status = 0
+        except SystemExit as exc:
+            status = int(exc.code or 0)
+        return Ran(status, out.getvalue(), err.getvalue())
+
+    return _run

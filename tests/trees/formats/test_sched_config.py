@@ -1,0 +1,331 @@
+"""The fairshare keys of sched_config, as PBS's parse_config() and scan() read them."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from trees.formats.sched_config import (
+    ConfigProblem,
+    FairshareConfig,
+    parse_decay_time,
+    parse_sched_config,
+)
+
+EXAMPLES = Path("/work/shared/examples/pbs")
+needs_examples = pytest.mark.skipif(
+    not EXAMPLES.is_dir(), reason="the shared PBS example files are not on this machine"
+)
+ENTITIES = "euser, egroup, Account_Name, queue, egroup:euser"
+
+
+def parse(text: str) -> FairshareConfig:
+    return parse_sched_config(text.encode())
+
+
+class TestDefaults:
+    def test_an_empty_file_gives_the_pbs_defaults(self) -> None:
+        config = parse("")
+        assert config == FairshareConfig(
+            fairshare_usage_res="cput",
+            fairshare_entity="euser",
+            decay_time=86400,
+            decay_factor=0.5,
+            unknown_shares=0,
+            found={},
+            problems=[],
+            ignored=0,
+        )
+
+    def test_unrelated_keys_leave_the_defaults(self) -> None:
+        config = parse("round_robin: False all\nby_queue: True prime\n")
+        assert (config.fairshare_usage_res, config.fairshare_entity) == ("cput", "euser")
+        assert (config.decay_time, config.decay_factor, config.unknown_shares) == (86400, 0.5, 0)
+
+
+class TestKeys:
+    def test_it_reads_the_five_fairshare_keys(self) -> None:
+        config = parse(
+            "fairshare_usage_res: ncpus\n"
+            "fairshare_entity: egroup\n"
+            "fairshare_decay_time: 12:00:00\n"
+            "fairshare_decay_factor: 0.7\n"
+            "unknown_shares: 25\n"
+        )
+        assert config.fairshare_usage_res == "ncpus"
+        assert config.fairshare_entity == "egroup"
+        assert config.decay_time == 43200
+        assert config.decay_factor == 0.7
+        assert config.unknown_shares == 25
+        assert config.found == {
+            "fairshare_usage_res": 1,
+            "fairshare_entity": 2,
+            "fairshare_decay_time": 3,
+            "fairshare_decay_factor": 4,
+            "unknown_shares": 5,
+        }
+        assert config.problems == []
+        assert config.ignored == 0
+
+    def test_a_quoted_usage_res_keeps_its_spaces(self) -> None:
+        config = parse('fairshare_usage_res: "ncpus * pow(walltime, 0.85)"\n')
+        assert config.fairshare_usage_res == "ncpus * pow(walltime, 0.85)"
+
+    def test_a_quoted_formula_without_spaces_is_read_whole(self) -> None:
+        config = parse('fairshare_usage_res: "ncpus*pow(walltime,0.85)"\n')
+        assert config.fairshare_usage_res == "ncpus*pow(walltime,0.85)"
+
+    def test_single_quotes_work_too(self) -> None:
+        config = parse("fairshare_usage_res: 'mem + ncpus' prime\n")
+        assert config.fairshare_usage_res == "mem + ncpus"
+
+    def test_an_unquoted_usage_res_keeps_only_the_first_word(self) -> None:
+        config = parse("fairshare_usage_res: ncpus * walltime\n")
+        assert config.fairshare_usage_res == "ncpus"
+
+    def test_a_prime_option_after_the_value_is_ignored(self) -> None:
+        config = parse("fairshare_entity: Account_Name all\n")
+        assert config.fairshare_entity == "Account_Name"
+        assert config.problems == []
+
+    def test_the_colon_may_touch_the_value(self) -> None:
+        assert parse("unknown_shares:7\n").unknown_shares == 7
+
+    def test_leading_spaces_before_the_key_are_allowed(self) -> None:
+        assert parse("   unknown_shares:   7\n").unknown_shares == 7
+
+    def test_a_space_before_the_colon_makes_the_colon_the_value_as_scan_does(self) -> None:
+        config = parse("unknown_shares : 7\n")
+        assert config.unknown_shares == 0
+        assert config.problems == [
+            ConfigProblem(
+                1,
+                "unknown_shares",
+                "unknown_shares ':' is not a whole number of shares (0 or more)",
+            )
+        ]
+
+    def test_the_last_setting_of_a_key_wins(self) -> None:
+        config = parse("unknown_shares: 3\nunknown_shares: 9\n")
+        assert config.unknown_shares == 9
+        assert config.found == {"unknown_shares": 2}
+
+    def test_crlf_line_endings_are_read(self) -> None:
+        config = parse("fairshare_decay_factor: 0.25\r\nunknown_shares: 4\r\n")
+        assert (config.decay_factor, config.unknown_shares) == (0.25, 4)
+        assert config.problems == []
+
+    def test_it_accepts_a_file_object(self) -> None:
+        config = parse_sched_config(io.BytesIO(b"unknown_shares: 12\n"))
+        assert config.unknown_shares == 12
+        assert config.found == {"unknown_shares": 1}
+
+
+class TestEntity:
+    @pytest.mark.parametrize("entity", ["euser", "egroup", "Account_Name", "queue", "egroup:euser"])
+    def test_it_accepts_each_pbs_entity(self, entity: str) -> None:
+        config = parse(f"fairshare_entity: {entity}\n")
+        assert config.fairshare_entity == entity
+        assert config.problems == []
+
+    @pytest.mark.parametrize("entity", ["user", "EUSER", "group", "euser:egroup"])
+    def test_it_refuses_an_unknown_entity(self, entity: str) -> None:
+        config = parse(f"# entity\nfairshare_entity: {entity}\n")
+        assert config.fairshare_entity == "euser"
+        assert config.problems == [
+            ConfigProblem(
+                2,
+                "fairshare_entity",
+                f"fairshare_entity {entity} is erroneous (or deprecated); use one of {ENTITIES}",
+            )
+        ]
+        assert config.found == {}
+
+
+class TestDecayTime:
+    @pytest.mark.parametrize(
+        ("value", "seconds"),
+        [
+            ("24:00:00", 86400),
+            ("01:30:15", 5415),
+            ("1:00:00", 3600),
+            ("100:00:00", 360000),
+            ("30:00", 1800),
+            ("2:05", 125),
+            ("3600", 3600),
+            ("1", 1),
+        ],
+    )
+    def test_it_reads_hours_minutes_seconds_and_plain_seconds(
+        self, value: str, seconds: int
+    ) -> None:
+        config = parse(f"fairshare_decay_time: {value}\n")
+        assert config.decay_time == seconds
+        assert config.found == {"fairshare_decay_time": 1}
+        assert config.problems == []
+
+    def test_half_life_is_an_alias(self) -> None:
+        config = parse("half_life: 02:00:00\n")
+        assert config.decay_time == 7200
+        assert config.found == {"half_life": 1}
+        assert config.problems == []
+
+    @pytest.mark.parametrize("value", ["0", "00:00:00", "0:00", "abc", "-5", "1:2:3:4", "1h"])
+    def test_it_refuses_a_time_that_is_not_positive_or_not_a_time(self, value: str) -> None:
+        config = parse(f"\nfairshare_decay_time: {value}\n")
+        assert config.decay_time == 86400
+        assert config.problems == [
+            ConfigProblem(
+                2,
+                "fairshare_decay_time",
+                f"Invalid time {value}: give HH:MM:SS, MM:SS or seconds, more than 0",
+            )
+        ]
+
+    def test_a_refused_half_life_is_reported_under_its_own_name(self) -> None:
+        config = parse("half_life: never\n")
+        assert [(p.line, p.key) for p in config.problems] == [(1, "half_life")]
+
+    @pytest.mark.parametrize(
+        ("value", "seconds"),
+        [
+            ("86400", 86400),
+            ("10.9", 10),
+            ("1:30", 90),
+            ("1:30.5", 90),
+            ("2:00:00", 7200),
+            ("0", 0),
+        ],
+    )
+    def test_parse_decay_time_gives_whole_seconds(self, value: str, seconds: int) -> None:
+        assert parse_decay_time(value) == seconds
+
+    @pytest.mark.parametrize("value", ["", "abc", "1:2:3:4", "-5", "1:", ":30", "1e3", " 60"])
+    def test_parse_decay_time_gives_none_for_anything_else(self, value: str) -> None:
+        assert parse_decay_time(value) is None
+
+
+class TestDecayFactor:
+    @pytest.mark.parametrize(
+        ("value", "factor"), [("0.7", 0.7), (".25", 0.25), ("5e-1", 0.5), ("0.999", 0.999)]
+    )
+    def test_it_reads_a_factor_between_0_and_1(self, value: str, factor: float) -> None:
+        config = parse(f"fairshare_decay_factor: {value}\n")
+        assert config.decay_factor == factor
+        assert config.found == {"fairshare_decay_factor": 1}
+
+    @pytest.mark.parametrize("value", ["0", "1", "1.5", "-0.5", "0.0", "1.0"])
+    def test_it_refuses_a_factor_outside_0_and_1(self, value: str) -> None:
+        config = parse(f"# decay\n\nfairshare_decay_factor: {value}\n")
+        assert config.decay_factor == 0.5
+        assert config.found == {}
+        assert config.problems == [
+            ConfigProblem(
+                3,
+                "fairshare_decay_factor",
+                f"fairshare_decay_factor: Invalid value: {value}.  "
+                "Valid values are between 0 and 1.",
+            )
+        ]
+
+    @pytest.mark.parametrize("value", ["abc", "nan", "inf", "0.5x", "0,5"])
+    def test_it_refuses_a_factor_that_is_not_a_number(self, value: str) -> None:
+        config = parse(f"fairshare_decay_factor: {value}\n")
+        assert config.decay_factor == 0.5
+        assert config.problems == [
+            ConfigProblem(
+                1,
+                "fairshare_decay_factor",
+                f"Invalid fairshare_decay_factor {value!r}: not a number",
+            )
+        ]
+
+    def test_a_problem_names_its_line_and_key(self) -> None:
+        config = parse("\n\nfairshare_decay_factor: abc\n")
+        assert str(config.problems[0]) == (
+            "line 3: fairshare_decay_factor: Invalid fairshare_decay_factor 'abc': not a number"
+        )
+
+
+class TestUnknownShares:
+    @pytest.mark.parametrize(("value", "shares"), [("0", 0), ("10", 10), ("2147483647", 2**31 - 1)])
+    def test_it_reads_whole_shares(self, value: str, shares: int) -> None:
+        assert parse(f"unknown_shares: {value}\n").unknown_shares == shares
+
+    @pytest.mark.parametrize("value", ["-1", "1.5", "ten", "2147483648", "0x10"])
+    def test_it_refuses_shares_that_are_negative_or_not_whole(self, value: str) -> None:
+        config = parse(f"unknown_shares: {value}\n")
+        assert config.unknown_shares == 0
+        assert config.found == {}
+        assert config.problems == [
+            ConfigProblem(
+                1,
+                "unknown_shares",
+                f"unknown_shares {value!r} is not a whole number of shares (0 or more)",
+            )
+        ]
+
+
+class TestOtherLines:
+    def test_unrelated_keys_are_counted_as_ignored(self) -> None:
+        config = parse(
+            "round_robin: False all\n"
+            "by_queue: True prime\n"
+            "strict_ordering: false ALL\n"
+            "fair_share: true ALL\n"
+            "unknown_shares: 5\n"
+        )
+        assert config.ignored == 4
+        assert config.found == {"unknown_shares": 5}
+
+    def test_comments_and_blank_lines_are_skipped(self) -> None:
+        config = parse(
+            "# fairshare_decay_factor: 0.9\n"
+            "   # unknown_shares: 5\n"
+            "* fairshare_entity: nonsense\n"
+            "\t*half_life: 0\n"
+            "\n"
+            "   \n"
+            "\t\n"
+        )
+        assert config == FairshareConfig()
+
+    def test_a_key_without_a_value_is_neither_read_nor_ignored(self) -> None:
+        config = parse("unknown_shares:\nround_robin:   \n")
+        assert config == FairshareConfig()
+
+    def test_the_line_numbers_count_every_line(self) -> None:
+        config = parse("# a\n\nround_robin: true\n\nunknown_shares: 3\nhalf_life: bad\n")
+        assert config.found == {"unknown_shares": 5}
+        assert [p.line for p in config.problems] == [6]
+        assert config.ignored == 1
+
+    def test_a_refused_value_keeps_the_earlier_good_one(self) -> None:
+        config = parse("fairshare_decay_factor: 0.25\nfairshare_decay_factor: 2\n")
+        assert config.decay_factor == 0.25
+        assert config.found == {"fairshare_decay_factor": 1}
+        assert [p.line for p in config.problems] == [2]
+
+
+@needs_examples
+class TestExamples:
+    def test_the_forum_example_parses(self) -> None:
+        config = parse_sched_config((EXAMPLES / "forum_example" / "sched_config").read_bytes())
+        assert config == FairshareConfig(
+            fairshare_usage_res="cput",
+            decay_factor=0.5,
+            unknown_shares=0,
+            found={"fairshare_usage_res": 1, "fairshare_decay_factor": 2},
+        )
+
+    def test_the_seed_tree_example_parses(self) -> None:
+        with (EXAMPLES / "seed_tree" / "sched_config").open("rb") as stream:
+            config = parse_sched_config(stream)
+        assert config == FairshareConfig(
+            fairshare_usage_res="cput",
+            decay_factor=0.5,
+            unknown_shares=10,
+            found={"fairshare_usage_res": 1, "fairshare_decay_factor": 2, "unknown_shares": 3},
+        )

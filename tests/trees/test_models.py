@@ -1,0 +1,77 @@
+from datetime import timedelta
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from trees.models import Cluster, Node, NodeKind, ShareChange
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def cluster() -> Cluster:
+    return Cluster.objects.create(name="c")
+
+
+@pytest.fixture
+def root(cluster: Cluster) -> Node:
+    return Node.objects.create(cluster=cluster, name="TREEROOT", kind=NodeKind.ORGANIZATION)
+
+
+def refused(**fields: object) -> bool:
+    try:
+        with transaction.atomic():
+            Node.objects.create(**fields)
+    except IntegrityError:
+        return True
+    return False
+
+
+def test_it_rejects_negative_shares(cluster: Cluster, root: Node) -> None:
+    assert refused(cluster=cluster, parent=root, name="a", shares=-1)
+
+
+def test_only_the_root_may_lack_shares(cluster: Cluster, root: Node) -> None:
+    assert refused(cluster=cluster, parent=root, name="a", shares=None)
+
+
+def test_one_root_per_cluster(cluster: Cluster, root: Node) -> None:
+    assert refused(cluster=cluster, name="other", kind=NodeKind.ORGANIZATION)
+
+
+def test_names_are_unique_under_a_parent(cluster: Cluster, root: Node) -> None:
+    Node.objects.create(cluster=cluster, parent=root, name="a", shares=1)
+    assert refused(cluster=cluster, parent=root, name="a", shares=2)
+
+
+def test_group_names_are_unique_in_the_cluster(cluster: Cluster, root: Node) -> None:
+    g1 = Node.objects.create(cluster=cluster, parent=root, name="g1", shares=1, kind="project")
+    assert not refused(cluster=cluster, parent=g1, name="alice", shares=1)
+    g2 = Node.objects.create(cluster=cluster, parent=root, name="g2", shares=1, kind="project")
+    assert not refused(cluster=cluster, parent=g2, name="alice", shares=1)
+    assert refused(cluster=cluster, parent=g2, name="g1", shares=1, kind="project")
+
+
+def test_a_usage_record_has_its_place_in_the_database(cluster: Cluster, root: Node) -> None:
+    assert refused(cluster=cluster, parent=root, name="a", shares=1, usage_record=5.0)
+    assert refused(
+        cluster=cluster, parent=root, name="b", shares=1, usage_record=-1.0, usage_record_seq=0
+    )
+
+
+@pytest.mark.parametrize("factor", [0.0, 1.0, 1.5, -0.5])
+def test_the_decay_factor_lies_between_0_and_1(factor: float) -> None:
+    with pytest.raises(IntegrityError):
+        Cluster.objects.create(name="d", decay_factor=factor)
+
+
+def test_the_decay_interval_is_positive() -> None:
+    with pytest.raises(IntegrityError):
+        Cluster.objects.create(name="d", decay_interval=timedelta(0))
+
+
+def test_a_share_change_needs_a_reason(cluster: Cluster) -> None:
+    with pytest.raises(IntegrityError):
+        ShareChange.objects.create(
+            cluster=cluster, node_name="a", changed_at="2026-01-01T00:00Z", new_shares=1
+        )
