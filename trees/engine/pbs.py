@@ -217,7 +217,9 @@ class PbsMetrics:
         perc = self.fairshare_perc[node]
         if perc == 0:
             return 0.0
-        return math.pow(2.0, -float(self.fairshare_tree_usage[node] / perc))
+        with np.errstate(over="ignore"):  # a tiny perc overflows to inf in C too: factor 0
+            quotient = float(self.fairshare_tree_usage[node] / perc)
+        return math.pow(2.0, -quotient)
 
     def percent(self, node: int) -> float:
         """tree_percentage * 100 as pbsfs prints it (a float multiply)."""
@@ -287,7 +289,7 @@ def compare(pbs: PbsTree, metrics: PbsMetrics, a: int, b: int) -> int:
             return -1
         if perc_a <= 0 and perc_b <= 0:
             return 0
-        value_a, value_b = usage[node_a] / perc_a, usage[node_b] / perc_b
+        value_a, value_b = float(usage[node_a]) / perc_a, float(usage[node_b]) / perc_b
         if value_a < value_b:
             return -1
         if value_b < value_a:
