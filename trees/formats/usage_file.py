@@ -169,8 +169,16 @@ def _record_offset(version: int, number: int) -> int:
     return HEADER.size + LAST_DECAY.size + (number - 1) * RECORD_V2.size
 
 
-def write_usage_file(records: Iterable[UsageRecord], *, last_decay: int) -> bytes:
-    """write_usage(): header, last_decay, then each record; names cut to 49 bytes as PBS does."""
+def write_usage_file(
+    records: Iterable[UsageRecord], *, last_decay: int, version: int = VERSION
+) -> bytes:
+    """write_usage(): header, last_decay, then each record; names cut to 49 bytes as PBS does.
+
+    Version 1, for schedulers older than the v2 header, has neither header nor last_decay and
+    room for 8-byte names.
+    """
+    if version == 1:
+        return b"".join(RECORD_V1.pack(r.name.encode()[: NAME_V1 - 1], r.usage) for r in records)
     parts = [HEADER.pack(MAGIC, float(VERSION)), LAST_DECAY.pack(last_decay)]
     for record in records:
         name = record.name.encode()[: USAGE_NAME_MAX - 1]
@@ -178,6 +186,7 @@ def write_usage_file(records: Iterable[UsageRecord], *, last_decay: int) -> byte
     return b"".join(parts)
 
 
-def truncated_names(records: Iterable[UsageRecord]) -> list[str]:
+def truncated_names(records: Iterable[UsageRecord], *, version: int = VERSION) -> list[str]:
     """Names PBS would cut on write, so that the entity comes back under `unknown`."""
-    return [r.name for r in records if len(r.name.encode()) > USAGE_NAME_MAX - 1]
+    room = (NAME_V1 if version == 1 else USAGE_NAME_MAX) - 1
+    return [r.name for r in records if len(r.name.encode()) > room]

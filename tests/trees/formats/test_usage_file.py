@@ -452,3 +452,16 @@ def test_random_bytes_after_a_v2_header_never_raise(tail: bytes) -> None:
     usage = read_usage_file(HEADER_V2 + tail)
     check_invariants(usage)
     assert usage.version == 2
+
+
+class TestWriteV1:
+    def test_it_writes_24_byte_records_without_header(self) -> None:
+        data = write_usage_file([UsageRecord("alice", 2.5)], last_decay=123, version=1)
+        assert data == b"alice" + b"\0" * 11 + struct.pack("<d", 2.5)
+
+    def test_names_are_cut_to_8_bytes(self) -> None:
+        records = [UsageRecord("abcdefghij", 1.5)]
+        usage = read_usage_file(write_usage_file(records, last_decay=0, version=1))
+        assert usage.records == [UsageRecord("abcdefgh", 1.5)]
+        assert truncated_names(records, version=1) == ["abcdefghij"]
+        assert truncated_names(records) == []

@@ -28,6 +28,16 @@ class FairshareCommand(BaseCommand):
         except Cluster.DoesNotExist:
             self.fail(f"cluster {name!r} does not exist")
 
+    def write_text(self, path: str | None, text: str) -> None:
+        """To the file given with -o, or to stdout."""
+        if not path:
+            self.stdout.write(text, ending="")
+            return
+        try:
+            Path(path).write_text(text)
+        except OSError as exc:
+            self.fail(f"{path}: cannot write: {exc.strerror or exc}")
+
     def read_bytes(self, path: str) -> bytes:
         try:
             return Path(path).read_bytes()

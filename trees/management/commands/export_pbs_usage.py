@@ -17,16 +17,24 @@ class Command(FairshareCommand):
         parser.add_argument(
             "-o", "--output", required=True, metavar="FILE", help="the file to write; - for stdout"
         )
+        parser.add_argument(
+            "--file-version",
+            type=int,
+            choices=[1, 2],
+            default=2,
+            help="2 (what PBS writes today, the default) or 1 (headerless, 8-byte names)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         cluster = self.existing_cluster(options["cluster"])
         database = pbs_state_get(cluster=cluster).database
-        for name in truncated_names(database.records):
+        version = options["file_version"]
+        for name in truncated_names(database.records, version=version):
             self.stderr.write(
-                f"warning: {name!r} is longer than 49 bytes: PBS cuts it and then files its usage "
-                "under unknown"
+                f"warning: {name!r} is too long for a v{version} usage file: PBS cuts it and "
+                "then files its usage under unknown"
             )
-        data = write_usage_file(database.records, last_decay=database.last_decay)
+        data = write_usage_file(database.records, last_decay=database.last_decay, version=version)
         if options["output"] == "-":
             sys.stdout.buffer.write(data)
             return

@@ -1,4 +1,3 @@
-from pathlib import Path
 from typing import Any
 
 from django.core.management.base import CommandParser
@@ -23,10 +22,4 @@ class Command(FairshareCommand):
         text = format_resource_group(
             state.groups, header=f"resource_group of cluster {cluster.name}, exported {stamp}"
         )
-        if options["output"]:
-            try:
-                Path(options["output"]).write_text(text)
-            except OSError as exc:
-                self.fail(f"{options['output']}: cannot write: {exc.strerror or exc}")
-        else:
-            self.stdout.write(text, ending="")
+        self.write_text(options["output"], text)

@@ -1,5 +1,4 @@
 import json
-from pathlib import Path
 from typing import Any
 
 from django.core.management.base import CommandParser
@@ -20,10 +19,4 @@ class Command(FairshareCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         cluster = self.existing_cluster(options["cluster"])
         text = json.dumps(tree_document(cluster, tree_get(cluster=cluster)), indent=1) + "\n"
-        if options["output"]:
-            try:
-                Path(options["output"]).write_text(text)
-            except OSError as exc:
-                self.fail(f"{options['output']}: cannot write: {exc.strerror or exc}")
-        else:
-            self.stdout.write(text, ending="")
+        self.write_text(options["output"], text)
