@@ -1,6 +1,10 @@
+from collections.abc import Callable
+from dataclasses import dataclass
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 EXAMPLES = SHARED / "examples" / "pbs"
@@ -10,3 +14,29 @@ def examples_or_skip() -> Path:
     if not EXAMPLES.is_dir():
         pytest.skip(f"the shared examples are not at {EXAMPLES}")
     return EXAMPLES
+
+
+@dataclass(frozen=True)
+class Ran:
+    status: int
+    out: str
+    err: str
+
+
+Run = Callable[..., Ran]
+
+
+@pytest.fixture
+def run() -> Run:
+    """Run a management command; its exit status, stdout and stderr."""
+
+    def _run(*args: str) -> Ran:
+        out, err = StringIO(), StringIO()
+        try:
+            call_command(*args, stdout=out, stderr=err)
+            status = 0
+        except SystemExit as exc:
+            status = int(exc.code or 0)
+        return Ran(status, out.getvalue(), err.getvalue())
+
+    return _run

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from trees.engine.pbs import ROOT_ALIAS, TREEROOT, GroupDef, UsageRecord
-from trees.formats.pbsfs import PbsfsPolicy, UsageDatabase, run_pbsfs
+from trees.engine.pbs import ROOT_ALIAS, TREEROOT, UNSPECIFIED, GroupDef, UsageRecord
+from trees.formats.pbsfs import ListingLine, PbsfsPolicy, UsageDatabase, format_listing
 from trees.models import Cluster, Node, NodeOrigin
 
 
@@ -102,9 +102,18 @@ def tree_get(*, cluster: Cluster) -> list[TreeNode]:
 
 
 def pbsfs_listing_get(*, cluster: Cluster) -> str:
-    """What `pbsfs -p` prints for the cluster (read only: -p writes nothing)."""
-    state = pbs_state_get(cluster=cluster)
-    result = run_pbsfs(
-        ["-p"], groups=state.groups, database=state.database, policy=state.policy, now=0
+    """What `pbsfs -p` prints for the cluster, from the stored metrics (nothing recomputed)."""
+    nodes = tree_get(cluster=cluster)
+    cgroup = {item.node.pk: item.node.cgroup_id for item in nodes}
+    lines = (
+        ListingLine(
+            name=node.name,
+            resgroup=UNSPECIFIED if node.parent_id is None else cgroup[node.parent_id] or 0,
+            cresgroup=node.cgroup_id or 0,
+            shares=UNSPECIFIED if node.shares is None else node.shares,
+            usage=node.usage,
+            fairshare_perc=node.fairshare_perc,
+        )
+        for node in (item.node for item in nodes)
     )
-    return result.stdout
+    return format_listing(lines, cluster.fairshare_usage_res)

@@ -172,8 +172,8 @@ def _pbs_store(
     )
     metrics = compute(pbs)
     position = {group.name: index for index, group in enumerate(groups, start=1)}
-    record_seq = {record.name: seq for seq, record in enumerate(database.records)}
-    record_value = {record.name: record.usage for record in database.records}
+    # (place in the database, value); a name's last record is the one PBS keeps.
+    records = {record.name: (seq, record.usage) for seq, record in enumerate(database.records)}
 
     existing = {node.name: node for node in Node.objects.filter(cluster=cluster)}
     had_tree = any(node.origin == NodeOrigin.DEFINED for node in existing.values())
@@ -191,15 +191,15 @@ def _pbs_store(
             origin = NodeOrigin.DEFINED
         else:
             origin = NodeOrigin.USAGE
-        seq = record_seq.get(name) if name in record_value else None
+        seq, usage = records.get(name, (None, None))
         values = {
             "parent": by_index.get(pbs.tree.parent[index]),
             "kind": _kind(pbs, index),
             "origin": origin,
-            "position": position.get(name, seq if seq is not None else 0),
+            "position": position.get(name, seq or 0),
             "shares": None if index == ROOT else pbs.shares(index),
             "cgroup_id": pbs.cresgroup[index],
-            "usage_record": record_value.get(name) if seq is not None else None,
+            "usage_record": usage,
             "usage_record_seq": seq,
             **_metric_values(metrics, index),
         }

@@ -38,6 +38,11 @@ def f32(value: float) -> float:
     return float(_F32(value))
 
 
+def percent(fairshare_perc: float) -> float:
+    """tree_percentage * 100 as pbsfs prints it: a float32 multiply."""
+    return float(_F32(fairshare_perc) * _F32(100))
+
+
 def is_valid_pbs_name(name: str) -> bool:
     """is_valid_pbs_name(name, 50): ASCII letters, digits and `.-_ :`, under 50 bytes."""
     return len(name.encode()) < USAGE_NAME_MAX and all(
@@ -222,8 +227,7 @@ class PbsMetrics:
         return math.pow(2.0, -quotient)
 
     def percent(self, node: int) -> float:
-        """tree_percentage * 100 as pbsfs prints it (a float multiply)."""
-        return float(self.fairshare_perc[node] * _F32(100))
+        return percent(float(self.fairshare_perc[node]))
 
 
 def compute(pbs: PbsTree) -> PbsMetrics:

@@ -21,6 +21,7 @@ from trees.engine.pbs import (
     UsageRecord,
     compare,
     compute,
+    percent,
 )
 from trees.engine.tree import ROOT
 
@@ -33,8 +34,23 @@ USAGE_C = "Usage: pbsfs [-I sched_name] -c <entity1> <entity2>"
 CREATING = "Creating usage database for fairshare."
 NO_BACKUP = "Could not backup usage database.: No such file or directory"
 
-_MODES = {"p": "print", "t": "tree", "g": "get", "s": "set", "d": "decay", "c": "compare"}
-_MODES["e"] = "trim"
+_MODES = {
+    "p": "print",
+    "t": "tree",
+    "g": "get",
+    "s": "set",
+    "d": "decay",
+    "c": "compare",
+    "e": "trim",
+}
+# The operand count each mode checks, and the usage line it prints otherwise (-d, -e check none).
+_OPERANDS = {
+    "print": (0, USAGE_P),
+    "tree": (0, USAGE_P),
+    "get": (1, USAGE_G),
+    "set": (2, USAGE_S),
+    "compare": (2, USAGE_C),
+}
 _WRITES = frozenset({"set", "decay", "trim"})
 # strtod(): optional leading space, sign, then a decimal or hex float, inf or nan; no trailing junk.
 _STRTOD = re.compile(
@@ -135,17 +151,45 @@ def _c_ljust(text: str, width: int) -> str:
     return text + " " * max(0, width - len(text.encode()))
 
 
+@dataclass(frozen=True)
+class ListingLine:
+    """One line of `pbsfs -p`: what PBS knows of a node."""
+
+    name: str
+    resgroup: int
+    cresgroup: int
+    shares: int
+    usage: float
+    fairshare_perc: float  # the float32 value
+
+
+def format_listing(lines: Iterable[ListingLine], usage_res: str) -> str:
+    """pbsfs / pbsfs -p, from nodes in print_fairshare() order."""
+    out = [f"Fairshare usage units are in: {usage_res}\n"]
+    out.extend(
+        f"{_c_ljust(line.name, 10)}: Grp: {line.resgroup:<5d}  "
+        f"cgrp: {line.cresgroup:<5d}Shares: {line.shares:<6d} "
+        f"Usage: {_c_float('%-6.0lf', line.usage)} "
+        f"Perc: {_c_float('%6.3f', percent(line.fairshare_perc))}%\n"
+        for line in lines
+    )
+    return "".join(out)
+
+
 def format_print(pbs: PbsTree, metrics: PbsMetrics, usage_res: str) -> str:
-    """pbsfs / pbsfs -p."""
-    lines = [f"Fairshare usage units are in: {usage_res}\n"]
-    for node in pbs.preorder():
-        lines.append(
-            f"{_c_ljust(pbs.name(node), 10)}: Grp: {pbs.resgroup(node):<5d}  "
-            f"cgrp: {pbs.cresgroup[node]:<5d}Shares: {pbs.shares(node):<6d} "
-            f"Usage: {_c_float('%-6.0lf', pbs.usage(node))} "
-            f"Perc: {_c_float('%6.3f', metrics.percent(node))}%\n"
+    """pbsfs / pbsfs -p, from the engine."""
+    lines = (
+        ListingLine(
+            pbs.name(node),
+            pbs.resgroup(node),
+            pbs.cresgroup[node],
+            pbs.shares(node),
+            pbs.usage(node),
+            float(metrics.fairshare_perc[node]),
         )
-    return "".join(lines)
+        for node in pbs.preorder()
+    )
+    return format_listing(lines, usage_res)
 
 
 def format_tree(pbs: PbsTree) -> str:
@@ -216,12 +260,11 @@ def run_pbsfs(
     if command.long_option:
         err.append("Usage: pbsfs --version\n")
         return done(1)
-    wanted = {"print": 0, "tree": 0, "get": 1, "set": 2, "compare": 2}
-    usage_line = {"print": USAGE_P, "tree": USAGE_P, "get": USAGE_G, "set": USAGE_S}
-    usage_line["compare"] = USAGE_C
-    if command.mode in wanted and len(command.operands) != wanted[command.mode]:
-        err.append(usage_line[command.mode] + "\n")
-        return done(1)
+    if command.mode in _OPERANDS:
+        count, usage_line = _OPERANDS[command.mode]
+        if len(command.operands) != count:
+            err.append(usage_line + "\n")
+            return done(1)
     if command.scheduler != DEFAULT_SCHEDULER:
         err.append(f"Scheduler {command.scheduler} does not exist\n")
         return done(1)

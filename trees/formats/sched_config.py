@@ -18,6 +18,16 @@ DEFAULT_DECAY_TIME = 86400
 DEFAULT_DECAY_FACTOR = 0.5
 DEFAULT_UNKNOWN_SHARES = 0
 FAIRSHARE_ENTITIES = ("euser", "egroup", "Account_Name", "queue", "egroup:euser")
+_KEYS = frozenset(
+    {
+        "fairshare_usage_res",
+        "fairshare_entity",
+        "fairshare_decay_time",
+        "half_life",  # the obsolete name of fairshare_decay_time
+        "fairshare_decay_factor",
+        "unknown_shares",
+    }
+)
 _C_SPACE = " \t\n\v\f\r"
 _TIME = re.compile(r"(?:(\d+):)?(\d+):(\d+(?:\.\d*)?)|(\d+(?:\.\d*)?)", re.ASCII)
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
@@ -87,28 +97,17 @@ def parse_sched_config(source: BinaryIO | bytes) -> FairshareConfig:
         value, _ = _scan(rest, " ")
         if name is None or value is None:
             continue
-        problem = _apply(config, name, value)
-        if problem is None and name in _KEYS:
-            config.found[name] = number
-        elif problem is not None:
+        if name not in _KEYS:
+            config.ignored += 1
+        elif problem := _apply(config, name, value):
             config.problems.append(ConfigProblem(number, name, problem))
         else:
-            config.ignored += 1
+            config.found[name] = number
     return config
 
 
-_KEYS = (
-    "fairshare_usage_res",
-    "fairshare_entity",
-    "fairshare_decay_time",
-    "half_life",
-    "fairshare_decay_factor",
-    "unknown_shares",
-)
-
-
 def _apply(config: FairshareConfig, name: str, value: str) -> str | None:
-    """Set one key; the reason it was refused, or None."""
+    """Set one of the _KEYS; the reason it was refused, or None."""
     if name == "fairshare_usage_res":
         config.fairshare_usage_res = value
     elif name == "fairshare_entity":

@@ -2,8 +2,7 @@ import json
 
 import pytest
 
-from tests.conftest import examples_or_skip
-from tests.trees.commands.conftest import Run
+from tests.conftest import Run, examples_or_skip
 
 pytestmark = pytest.mark.django_db
 

@@ -2,8 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import examples_or_skip
-from tests.trees.commands.conftest import Run
+from tests.conftest import Run, examples_or_skip
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, ShareChange
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.trees.commands.conftest import Run
+from tests.conftest import Run
 from trees.models import Cluster, Node
 
 pytestmark = pytest.mark.django_db

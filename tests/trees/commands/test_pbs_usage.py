@@ -3,8 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import examples_or_skip
-from tests.trees.commands.conftest import Run
+from tests.conftest import Run, examples_or_skip
 from trees.engine.pbs import UsageRecord
 from trees.formats.usage_file import write_usage_file
 from trees.models import Cluster, Node, NodeOrigin
