@@ -211,6 +211,7 @@ class PbsMetrics:
     fairshare_perc: Float32Array  # tree_percentage
     fairshare_tree_usage: Float32Array  # usage_factor
     usage: Float64Array
+    fairshare_factors: Float64Array
 
     def usage_perc(self, node: int) -> float:
         """usage / fairshare_perc (double / float); -1 when the percentage is 0."""
@@ -218,13 +219,7 @@ class PbsMetrics:
         return -1.0 if perc == 0 else float(self.usage[node]) / perc
 
     def fairshare_factor(self, node: int) -> float:
-        """2^-(fairshare_tree_usage / fairshare_perc), the quotient in float; 0 without perc."""
-        perc = self.fairshare_perc[node]
-        if perc == 0:
-            return 0.0
-        with np.errstate(over="ignore"):  # a tiny perc overflows to inf in C too: factor 0
-            quotient = float(self.fairshare_tree_usage[node] / perc)
-        return math.pow(2.0, -quotient)
+        return float(self.fairshare_factors[node])
 
     def percent(self, node: int) -> float:
         return percent(float(self.fairshare_perc[node]))
@@ -272,7 +267,29 @@ def compute(pbs: PbsTree) -> PbsMetrics:
         fairshare_perc=perc,
         fairshare_tree_usage=tree_usage,
         usage=usage,
+        fairshare_factors=fairshare_factors(perc, tree_usage),
     )
+
+
+def fairshare_factors(perc: Float32Array, tree_usage: Float32Array) -> Float64Array:
+    """2^-(fairshare_tree_usage / fairshare_perc) per node; 0 where the percentage is 0.
+
+    The quotient is a float division (job_info.cpp); a tiny perc overflows it to inf, as in C,
+    and the factor is then 0. pow() is the C library's, through math.pow.
+    """
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        quotients = (tree_usage / perc).tolist()
+    return np.array(
+        [0.0 if p == 0 else _pow2(-q) for p, q in zip(perc.tolist(), quotients, strict=True)],
+        dtype=np.float64,
+    )
+
+
+def _pow2(exponent: float) -> float:
+    try:
+        return math.pow(2.0, exponent)
+    except OverflowError:  # C's pow returns HUGE_VAL (a negative perc can get here)
+        return math.inf
 
 
 def compare(pbs: PbsTree, metrics: PbsMetrics, a: int, b: int) -> int:

@@ -22,6 +22,7 @@ from trees.engine.pbs import (
     compare,
     compute,
     f32,
+    fairshare_factors,
     is_valid_pbs_name,
 )
 from trees.engine.tree import ROOT
@@ -789,3 +790,13 @@ def test_fairshare_factor_is_between_0_and_1_for_non_negative_shares(case):
     metrics = compute(pbs)
     for n in range(len(pbs)):
         assert 0.0 <= metrics.fairshare_factor(n) <= 1.0
+
+
+def test_fairshare_factors_follow_c_at_the_edges():
+    """perc 0 gives 0; a perc so small the quotient overflows gives 2^-inf = 0; a negative perc
+    (negative shares) whose power overflows gives inf, as C's pow returns HUGE_VAL."""
+    perc = np.array([0.0, 1e-44, -1e-30, 0.2], dtype=np.float32)
+    tree_usage = np.array([0.5, 0.5, 0.5, 0.125312], dtype=np.float32)
+    factors = fairshare_factors(perc, tree_usage)
+    assert factors[:3].tolist() == [0.0, 0.0, math.inf]
+    assert round(float(factors[3]), 4) == 0.6477
