@@ -6,11 +6,21 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from trees.engine.fairtree import Algorithm, UsageResetPeriod
+
 
 class Scheduler(models.TextChoices):
     PBS = "pbs", "PBS Professional / OpenPBS"
     SLURM = "slurm", "Slurm"
     ACCELERATOR = "accelerator", "Altair Accelerator"
+
+
+FAIRSHARE_ALGORITHMS = [
+    (Algorithm.FAIR_TREE.value, "Fair Tree"),
+    (Algorithm.CLASSIC.value, "classic (PriorityFlags=NO_FAIR_TREE)"),
+]
+USAGE_RESET_PERIODS = [(period.value, period.value.lower()) for period in UsageResetPeriod]
+DEFAULT_SLURM_TRES = "cpu,mem,energy,node,billing,fs/disk,vmem,pages"
 
 
 class FairshareEntity(models.TextChoices):
@@ -55,9 +65,53 @@ class Cluster(models.Model):
     )
     metrics_updated_at = models.DateTimeField(null=True, blank=True)
 
+    fairshare_algorithm = models.CharField(
+        max_length=16, choices=FAIRSHARE_ALGORITHMS, default=Algorithm.FAIR_TREE.value
+    )
+    fairshare_dampening_factor = models.PositiveIntegerField(
+        default=1, help_text="Slurm FairShareDampeningFactor (classic fairshare)."
+    )
+    priority_decay_half_life = models.DurationField(
+        default=timedelta(days=7), help_text="Slurm PriorityDecayHalfLife; 0: no decay."
+    )
+    priority_calc_period = models.DurationField(
+        default=timedelta(minutes=5),
+        help_text="Slurm PriorityCalcPeriod: usage is charged and decayed this often.",
+    )
+    priority_usage_reset_period = models.CharField(
+        max_length=16, choices=USAGE_RESET_PERIODS, default=UsageResetPeriod.NONE.value
+    )
+    slurm_tres = models.CharField(
+        max_length=500,
+        default=DEFAULT_SLURM_TRES,
+        help_text="The cluster's TRES, in the order sshare lists them.",
+    )
+
     class Meta:
         ordering = ["name"]
         constraints = [
+            models.CheckConstraint(
+                condition=Q(fairshare_dampening_factor__gte=1),
+                name="cluster_dampening_at_least_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(priority_decay_half_life__gte=timedelta(0)),
+                name="cluster_half_life_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(priority_calc_period__gt=timedelta(0)),
+                name="cluster_calc_period_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(fairshare_algorithm__in=[value for value, _ in FAIRSHARE_ALGORITHMS]),
+                name="cluster_algorithm_known",
+            ),
+            models.CheckConstraint(
+                condition=Q(
+                    priority_usage_reset_period__in=[value for value, _ in USAGE_RESET_PERIODS]
+                ),
+                name="cluster_usage_reset_known",
+            ),
             models.CheckConstraint(
                 condition=Q(decay_factor__gt=0) & Q(decay_factor__lt=1),
                 name="cluster_decay_factor_between_0_and_1",
@@ -111,7 +165,12 @@ class Node(models.Model):
     position = models.PositiveIntegerField(
         default=0, help_text="Definition order (resource_group line order; record order for usage)."
     )
-    shares = models.IntegerField(null=True, blank=True, help_text="Empty only for the root.")
+    shares = models.IntegerField(
+        null=True, blank=True, help_text="Empty only for the PBS root and for Slurm `parent`."
+    )
+    shares_parent = models.BooleanField(
+        default=False, help_text="Slurm FairShare=parent: the association uses its parent's."
+    )
     cgroup_id = models.IntegerField(null=True, blank=True, help_text="PBS resource group id.")
     usage_record = models.FloatField(null=True, blank=True)
     usage_record_seq = models.PositiveIntegerField(null=True, blank=True)
@@ -122,6 +181,19 @@ class Node(models.Model):
     fairshare_tree_usage = models.FloatField(default=0.0)
     usage_perc = models.FloatField(default=-1.0)
     fairshare_factor = models.FloatField(default=0.0)
+    # Slurm: sshare's columns as slurmctld holds them; empty where Slurm leaves them unset.
+    norm_shares = models.FloatField(null=True, blank=True)
+    norm_usage = models.FloatField(null=True, blank=True)
+    effectv_usage = models.FloatField(null=True, blank=True)
+    level_fs = models.FloatField(null=True, blank=True)
+    fairshare_rank = models.PositiveIntegerField(null=True, blank=True)
+    fairshare_rank_of = models.PositiveIntegerField(
+        null=True, blank=True, help_text="How many user associations are ranked."
+    )
+    grp_tres_mins = models.TextField(blank=True, help_text="Slurm GrpTRESMins, as sshare lists it.")
+    tres_run_mins = models.TextField(
+        blank=True, help_text="Slurm TRESRunMins as last imported; empty: no job running."
+    )
 
     class Meta:
         ordering = ["cluster", "position", "id"]
@@ -139,8 +211,9 @@ class Node(models.Model):
             ),
             models.CheckConstraint(
                 # Spelled out: a CHECK passes when it is NULL, so `shares >= 0` alone lets NULL in.
-                condition=Q(shares__isnull=False, shares__gte=0)
-                | Q(shares__isnull=True, parent__isnull=True),
+                condition=Q(shares__isnull=False, shares__gte=0, shares_parent=False)
+                | Q(shares__isnull=True, parent__isnull=True, shares_parent=False)
+                | Q(shares__isnull=True, parent__isnull=False, shares_parent=True),
                 name="node_shares_not_negative",
             ),
             models.CheckConstraint(

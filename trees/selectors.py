@@ -5,9 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from trees.engine.fairtree import (
+    USE_PARENT,
+    Algorithm,
+    AssociationDef,
+    SlurmTree,
+    compute,
+)
 from trees.engine.pbs import ROOT_ALIAS, TREEROOT, UNSPECIFIED, GroupDef, UsageRecord
 from trees.formats.pbsfs import ListingLine, PbsfsPolicy, UsageDatabase, format_listing
-from trees.models import Cluster, Node, NodeOrigin
+from trees.formats.sshare import columns_for, format_sshare, sshare_rows
+from trees.models import Cluster, Node, NodeOrigin, Scheduler
 
 
 def cluster_get(*, name: str) -> Cluster:
@@ -84,14 +92,18 @@ def tree_get(*, cluster: Cluster) -> list[TreeNode]:
     """Every node, root first, each before its children; siblings in the scheduler's order.
 
     PBS lists children newest first: resource_group entries in reverse definition order, and
-    the entities it met in usage before them, newest record first.
+    the entities it met in usage before them, newest record first. Slurm lists users first,
+    then accounts, each by name.
     """
     nodes = list(Node.objects.filter(cluster=cluster))
     children: dict[int | None, list[Node]] = {}
     for node in nodes:
         children.setdefault(node.parent_id, []).append(node)
+    newest_first = cluster.scheduler == Scheduler.PBS  # Slurm: sshare's order, kept in position
     for kids in children.values():
-        kids.sort(key=lambda n: (n.origin == NodeOrigin.USAGE, n.position, n.id), reverse=True)
+        kids.sort(
+            key=lambda n: (n.origin == NodeOrigin.USAGE, n.position, n.id), reverse=newest_first
+        )
     ordered: list[TreeNode] = []
     stack = [(root, 0) for root in reversed(children.get(None, []))]
     while stack:
@@ -117,3 +129,75 @@ def pbsfs_listing_get(*, cluster: Cluster) -> str:
         for node in (item.node for item in nodes)
     )
     return format_listing(lines, cluster.fairshare_usage_res)
+
+
+@dataclass(frozen=True)
+class SlurmState:
+    """A Slurm cluster's associations as the engine takes them, with the TRES text sshare shows."""
+
+    tree: SlurmTree
+    grp_tres_mins: dict[tuple[str, str | None], str]
+    tres_run_mins: dict[tuple[str, str | None], str]
+    tres_names: list[str]
+
+
+def slurm_state_get(*, cluster: Cluster) -> SlurmState:
+    rows = Node.objects.filter(cluster=cluster).values_list(
+        "id", "parent_id", "name", "kind", "shares", "shares_parent", "usage",
+        "grp_tres_mins", "tres_run_mins",
+    )  # fmt: skip
+    names = {row[0]: row[2] for row in rows}
+    associations = []
+    grp: dict[tuple[str, str | None], str] = {}
+    run: dict[tuple[str, str | None], str] = {}
+    for _id, parent_id, name, kind, shares, shares_parent, usage, grp_text, run_text in rows:
+        parent = names[parent_id] if parent_id is not None else None
+        is_user = kind == "user"
+        association = AssociationDef(
+            account=parent if is_user and parent is not None else name,
+            parent=parent,
+            user=name if is_user else None,
+            shares=USE_PARENT if shares_parent else (1 if shares is None else shares),
+            usage=usage,
+        )
+        associations.append(association)
+        if grp_text:
+            grp[association.key] = grp_text
+        if run_text:
+            run[association.key] = run_text
+    return SlurmState(
+        tree=SlurmTree.build(associations),
+        grp_tres_mins=grp,
+        tres_run_mins=run,
+        tres_names=cluster.slurm_tres.split(","),
+    )
+
+
+def sshare_get(
+    *,
+    cluster: Cluster,
+    long: bool = False,
+    parsable: str = "",
+    header: bool = True,
+    users: list[str] | None = None,
+    accounts: list[str] | None = None,
+) -> str:
+    """What Slurm's sshare prints for the cluster's associations and raw usage."""
+    state = slurm_state_get(cluster=cluster)
+    algorithm = Algorithm(cluster.fairshare_algorithm)
+    metrics = compute(state.tree, algorithm, dampening=cluster.fairshare_dampening_factor)
+    rows = sshare_rows(
+        state.tree,
+        metrics,
+        grp_tres_mins=state.grp_tres_mins,
+        tres_run_mins=state.tres_run_mins,
+        tres_names=state.tres_names,
+    )
+    return format_sshare(
+        rows,
+        columns_for(algorithm, long=long),
+        parsable=parsable,
+        header=header,
+        users=users,
+        accounts=accounts,
+    )

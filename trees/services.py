@@ -12,9 +12,20 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
+from trees.engine.fairtree import (
+    NO_VAL,
+    USE_PARENT,
+    Algorithm,
+    AssociationDef,
+    SlurmTree,
+    norm_shares_fair_tree,
+    target_share,
+)
+from trees.engine.fairtree import compute as fair_tree_compute
 from trees.engine.pbs import (
     GroupDef,
     PbsMetrics,
@@ -26,7 +37,7 @@ from trees.formats.pbsfs import PbsfsResult, UsageDatabase, run_pbsfs
 from trees.formats.sched_config import FairshareConfig
 from trees.formats.usage_file import RejectedRecord, UsageFile, screen_records
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler, ShareChange
-from trees.selectors import epoch_seconds, from_epoch_seconds, pbs_state_get
+from trees.selectors import epoch_seconds, from_epoch_seconds, pbs_state_get, slurm_state_get
 
 _METRIC_FIELDS = (
     "usage",
@@ -39,17 +50,41 @@ _METRIC_FIELDS = (
 _TREE_FIELDS = ("parent", "kind", "origin", "position", "shares", "cgroup_id")
 _RECORD_FIELDS = ("usage_record", "usage_record_seq")
 _STORED_FIELDS = _TREE_FIELDS + _RECORD_FIELDS + _METRIC_FIELDS
+_SLURM_METRIC_FIELDS = (
+    "norm_shares",
+    "norm_usage",
+    "effectv_usage",
+    "level_fs",
+    "fairshare_rank",
+    "fairshare_rank_of",
+)
+_SLURM_FIELDS = (
+    *_STORED_FIELDS,
+    "shares_parent",
+    *_SLURM_METRIC_FIELDS,
+    "grp_tres_mins",
+    "tres_run_mins",
+)
 
 
 def cluster_get_or_create(*, name: str, scheduler: str = Scheduler.PBS) -> tuple[Cluster, bool]:
-    """The cluster of that name, locked; a new one starts with the PBS TREEROOT and unknown."""
+    """The cluster of that name, locked; a new PBS one starts with TREEROOT and unknown.
+
+    A cluster of another scheduler is refused: its tree cannot take the other's files.
+    """
     with transaction.atomic():
         cluster, created = Cluster.objects.select_for_update().get_or_create(
             name=name, defaults={"scheduler": scheduler}
         )
         if created:
             cluster.full_clean(exclude=["nodes"])
-            _pbs_store(cluster, groups=[], database=UsageDatabase(), reason="cluster created")
+            if scheduler == Scheduler.PBS:
+                _pbs_store(cluster, groups=[], database=UsageDatabase(), reason="cluster created")
+        elif cluster.scheduler != scheduler:
+            raise ValidationError(
+                f"cluster {name} is a {cluster.get_scheduler_display()} cluster,"
+                f" not {Scheduler(scheduler).label}"
+            )
     return cluster, created
 
 
@@ -225,11 +260,7 @@ def _pbs_store(
                 changes.append(_share_change(cluster, node, before, after, now, reason, user))
         by_index[index] = node
 
-    # Parents first, level by level, so that each level's parents already have their ids.
-    for level in to_create:
-        for node in level:
-            node.parent_id = node.parent.pk if node.parent is not None else None
-        Node.objects.bulk_create(level, batch_size=2000)
+    _create_by_level(to_create)
     _nodes_update(to_update, _STORED_FIELDS)
     removed = list(existing.values())
     for node in removed:
@@ -252,6 +283,14 @@ def _pbs_store(
         share_changes=len(changes),
         unknown_entities=len(pbs.unknown_entities()),
     )
+
+
+def _create_by_level(levels: Sequence[Sequence[Node]]) -> None:
+    """Parents first, level by level, so that each level's parents already have their ids."""
+    for level in levels:
+        for node in level:
+            node.parent_id = node.parent.pk if node.parent is not None else None
+        Node.objects.bulk_create(level, batch_size=2000)
 
 
 def _nodes_update(nodes: Sequence[Node], fields: Sequence[str]) -> None:
@@ -318,4 +357,178 @@ def _share_change(
         old_shares=old,
         new_shares=new,
         reason=reason,
+    )
+
+
+@dataclass(frozen=True)
+class SlurmImport:
+    associations: int
+    created: int
+    updated: int
+    removed: int
+    share_changes: int
+    cluster_created: bool = False
+
+
+def slurm_tree_import(
+    *,
+    cluster_name: str,
+    associations: Sequence[AssociationDef],
+    source: str,
+    algorithm: Algorithm | None = None,
+    with_usage: bool = True,
+    tres_names: Sequence[str] | None = None,
+    grp_tres_mins: Mapping[tuple[str, str | None], str] | None = None,
+    tres_run_mins: Mapping[tuple[str, str | None], str] | None = None,
+    user: User | None = None,
+) -> SlurmImport:
+    """Make the cluster's associations those given (sshare output or a sacctmgr dump).
+
+    `with_usage` false keeps the raw usage each association already has (a dump has none);
+    `algorithm` is taken only by a new cluster, whose fairshare the file shows.
+    """
+    with transaction.atomic():
+        cluster, created = cluster_get_or_create(name=cluster_name, scheduler=Scheduler.SLURM)
+        if created and algorithm is not None:
+            cluster.fairshare_algorithm = algorithm.value
+        if tres_names:
+            cluster.slurm_tres = ",".join(tres_names)
+        cluster.save(update_fields=["fairshare_algorithm", "slurm_tres"])
+        if not with_usage:
+            held = {a.key: a.usage for a in slurm_state_get(cluster=cluster).tree.records()}
+            associations = [replace(a, usage=held.get(a.key, 0.0)) for a in associations]
+        try:
+            tree = SlurmTree.build(associations)
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from exc
+        summary = _slurm_store(
+            cluster,
+            tree,
+            grp_tres_mins=grp_tres_mins or {},
+            tres_run_mins=tres_run_mins or {},
+            reason=f"imported {source}",
+            user=user,
+        )
+    return replace(summary, cluster_created=created)
+
+
+def slurm_recompute(*, cluster: Cluster) -> SlurmImport:
+    """Store every association's metrics again (after a policy or usage change)."""
+    with transaction.atomic():
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        state = slurm_state_get(cluster=cluster)
+        return _slurm_store(
+            cluster,
+            state.tree,
+            grp_tres_mins=state.grp_tres_mins,
+            tres_run_mins=state.tres_run_mins,
+            reason="recompute",
+        )
+
+
+def _slurm_kind(tree: SlurmTree, node: int) -> str:
+    if tree.is_user[node]:
+        return NodeKind.USER
+    return NodeKind.ORGANIZATION if tree.tree.depth[node] <= 1 else NodeKind.PROJECT
+
+
+def _slurm_store(
+    cluster: Cluster,
+    tree: SlurmTree,
+    *,
+    grp_tres_mins: Mapping[tuple[str, str | None], str],
+    tres_run_mins: Mapping[tuple[str, str | None], str],
+    reason: str,
+    user: User | None = None,
+) -> SlurmImport:
+    """Make the cluster's nodes the tree's associations, with every metric slurmctld holds."""
+    metrics = fair_tree_compute(
+        tree, Algorithm(cluster.fairshare_algorithm), dampening=cluster.fairshare_dampening_factor
+    )
+    target = target_share(tree)
+    within = norm_shares_fair_tree(tree, metrics.fs_parent, metrics.level_shares)
+    fair_tree = metrics.algorithm == Algorithm.FAIR_TREE
+    rows = Node.objects.filter(cluster=cluster)
+    names = {row.pk: row.name for row in rows}
+    existing: dict[tuple[str, str | None], Node] = {}
+    for row in rows:
+        up = names.get(row.parent_id) if row.parent_id is not None else None
+        user_row = row.kind == NodeKind.USER
+        existing[(up or "" if user_row else row.name, row.name if user_row else None)] = row
+    had_tree = bool(existing)
+    by_index: dict[int, Node] = {}
+    to_create: list[list[Node]] = []
+    to_update: list[Node] = []
+    changes: list[ShareChange] = []
+    now = timezone.now()
+    for position, index in enumerate(tree.tree.preorder()):
+        shares = tree.tree.shares[index]
+        is_user = tree.is_user[index]
+        lfs = float(metrics.level_fs[index])
+        ranked = fair_tree and is_user
+        values = {
+            "parent": by_index.get(tree.tree.parent[index]),
+            "kind": _slurm_kind(tree, index),
+            "origin": NodeOrigin.SCHEDULER if index == ROOT else NodeOrigin.DEFINED,
+            "position": position,
+            "shares": None if shares == USE_PARENT else shares,
+            "shares_parent": shares == USE_PARENT,
+            "cgroup_id": None,
+            "usage_record": None,
+            "usage_record_seq": None,
+            "usage": float(tree.tree.usage[index]),
+            "group_perc": float(within[index]),
+            "fairshare_perc": float(target[index]),
+            "fairshare_tree_usage": 0.0,
+            "usage_perc": -1.0,
+            "fairshare_factor": float(metrics.fairshare[index]) if ranked or not fair_tree else 0.0,
+            "norm_shares": float(metrics.norm_shares[index]),
+            "norm_usage": None if index == ROOT else float(metrics.norm_usage[index]),
+            "effectv_usage": float(metrics.effectv_usage[index]),
+            "level_fs": None if not fair_tree or lfs == NO_VAL else lfs,
+            "fairshare_rank": int(metrics.rank[index]) if ranked else None,
+            "fairshare_rank_of": metrics.user_count if ranked else None,
+            "grp_tres_mins": grp_tres_mins.get(tree.key(index), ""),
+            "tres_run_mins": tres_run_mins.get(tree.key(index), ""),
+        }
+        key = tree.key(index)
+        node = existing.pop(key) if key in existing else None
+        if node is None:
+            node = Node(cluster=cluster, name=tree.name(index), **values)
+            depth = tree.tree.depth[index]
+            to_create.extend([] for _ in range(depth + 1 - len(to_create)))
+            to_create[depth].append(node)
+            if had_tree and index != ROOT:
+                changes.append(_share_change(cluster, node, None, node.shares, now, reason, user))
+        else:
+            old_shares, old_parent = node.shares, node.shares_parent
+            if _differs(node, values):
+                for field, value in values.items():
+                    setattr(node, field, value)
+                to_update.append(node)
+            if (old_shares, old_parent) != (node.shares, node.shares_parent):
+                changes.append(
+                    _share_change(cluster, node, old_shares, node.shares, now, reason, user)
+                )
+        by_index[index] = node
+    _create_by_level(to_create)
+    _nodes_update(to_update, _SLURM_FIELDS)
+    removed = list(existing.values())
+    for node in removed:
+        if node.parent_id is not None:
+            changes.append(
+                _share_change(cluster, None, node.shares, None, now, reason, user, node.name)
+            )
+    Node.objects.filter(pk__in=[node.pk for node in removed]).delete()
+    # FairShare=parent has no number: a change to or from it is audited as empty shares.
+    changes = [c for c in changes if c.old_shares is not None or c.new_shares is not None]
+    ShareChange.objects.bulk_create(changes, batch_size=2000)
+    cluster.metrics_updated_at = now
+    cluster.save(update_fields=["metrics_updated_at"])
+    return SlurmImport(
+        associations=len(tree) - 1,
+        created=sum(len(level) for level in to_create),
+        updated=len(to_update),
+        removed=len(removed),
+        share_changes=len(changes),
     )

@@ -17,23 +17,12 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from trees.engine.pbs import ROOT_ALIAS, TREEROOT, UNKNOWN, GroupDef
+from trees.formats.rejected import RejectedLine
 
 FGETS_SIZE = 256
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 _C_SPACE = b" \t\n\v\f\r"
 _STRTOL = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
-
-
-@dataclass(frozen=True)
-class RejectedLine:
-    line: int
-    field: str  # the column at fault: name, cgroup, parent or shares; `line` for the whole line
-    reason: str
-    text: str
-    pbs_messages: tuple[str, ...] = ()  # what pbsfs prints to stderr for it; () if PBS takes it
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.field}: {self.reason}"
 
 
 @dataclass

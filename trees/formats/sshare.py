@@ -1,0 +1,625 @@
+"""Slurm `sshare` text: read any of its layouts, print what Slurm 22.05's sshare prints.
+
+Printing follows src/sshare/process.c and src/common/print_fields.c (slurm-fairtree-behaviour.md
+§4): rows in association-list order, the Account column indented one space a level, `%f`
+doubles that have travelled through packdouble, blanks for NO_VAL, and in the aligned layout
+fixed widths with `+` on cut strings and `%e` for numbers too wide. Reading takes `-P`, `-p`,
+the aligned layout (widths from the dash line or the header), old headers with spaces and
+files without a root row; the hierarchy comes from the leading spaces of Account.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from trees.engine.fairtree import (
+    INFINITE,
+    INFINITE64,
+    NO_VAL,
+    NO_VAL64,
+    ROOT_ACCOUNT,
+    USE_PARENT,
+    Algorithm,
+    AssociationDef,
+    SlurmMetrics,
+    SlurmTree,
+    fs_factor_classic,
+)
+from trees.formats.rejected import RejectedLine
+
+FLOAT_MULT = 1000000.0
+UINT32_MAX = 2**32 - 1
+
+# print_field_t widths (negative: left-aligned) and the type of each column.
+WIDTH = {
+    "Account": -20,
+    "User": 10,
+    "RawShares": 10,
+    "NormShares": 11,
+    "RawUsage": 11,
+    "NormUsage": 11,
+    "EffectvUsage": 13,
+    "FairShare": 10,
+    "LevelFS": 10,
+    "GrpTRESMins": 30,
+    "TRESRunMins": 30,
+}
+DOUBLES = ("NormShares", "NormUsage", "EffectvUsage", "FairShare", "LevelFS")
+SHORT = ["Account", "User", "RawShares", "NormShares", "RawUsage", "EffectvUsage", "FairShare"]
+LONG_CLASSIC = [*SHORT[:5], "NormUsage", "EffectvUsage", "FairShare", "GrpTRESMins", "TRESRunMins"]
+LONG_FAIR_TREE = [*LONG_CLASSIC[:8], "LevelFS", *LONG_CLASSIC[8:]]
+DEFAULT_TRES = ("cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages")
+
+# Header words as printed by every release: pre-15.08 ones had spaces in them.
+_HEADER_WORD = re.compile(
+    r"Account|User|Raw ?Shares|Norm ?Shares|Raw ?Usage|Norm ?Usage|Effectv ?Usage|Fair ?Share"
+    r"|Level ?FS|GrpTRESMins|TRESRunMins|GrpCPUMins|CPURunMins|GrpTRESRaw|Partition|Cluster|ID"
+)
+_DASHES = re.compile(r"^( *)-+( -+)* *$")
+_STRINGS = ("Account", "User", "GrpTRESMins", "TRESRunMins")
+_BLANK_DOUBLES = {float(NO_VAL64), float(INFINITE64), float(NO_VAL), float(INFINITE)}
+
+
+def columns_for(algorithm: Algorithm, *, long: bool) -> list[str]:
+    """The default column set of `sshare [-l]` (process.c)."""
+    if not long:
+        return list(SHORT)
+    return list(LONG_FAIR_TREE if algorithm == Algorithm.FAIR_TREE else LONG_CLASSIC)
+
+
+def transported(value: float) -> float:
+    """A double after packdouble/unpackdouble: (value × 1e6) / 1e6 in binary64."""
+    return (value * FLOAT_MULT) / FLOAT_MULT
+
+
+@dataclass(frozen=True)
+class SshareRow:
+    """One row as sshare receives it (assoc_shares_object_t); None prints blank."""
+
+    account: str
+    parent: str | None  # the parent account (for a user: its account); None for root
+    user: str | None
+    raw_shares: int | None  # None for the root (NO_VAL); USE_PARENT prints `parent`
+    norm_shares: float
+    raw_usage: int
+    norm_usage: float
+    effectv_usage: float
+    fairshare: float | None  # None where sshare prints it blank (Fair Tree accounts)
+    level_fs: float | None  # None for `parent` associations
+    grp_tres_mins: str = ""
+    tres_run_mins: str = ""
+
+
+def zero_tres(names: Sequence[str]) -> str:
+    """TRESRunMins with no job running: every TRES at 0."""
+    return ",".join(f"{name}=0" for name in names)
+
+
+def sshare_rows(
+    tree: SlurmTree,
+    metrics: SlurmMetrics,
+    *,
+    grp_tres_mins: dict[tuple[str, str | None], str] | None = None,
+    tres_run_mins: dict[tuple[str, str | None], str] | None = None,
+    tres_names: Sequence[str] = DEFAULT_TRES,
+) -> list[SshareRow]:
+    """What assoc_mgr_get_shares sends for every association, in association-list order."""
+    grp, run, zeros = grp_tres_mins or {}, tres_run_mins or {}, zero_tres(tres_names)
+    fair_tree = metrics.algorithm == Algorithm.FAIR_TREE
+    rows = []
+    for node in tree.tree.preorder():
+        is_user = tree.is_user[node]
+        key = tree.key(node)
+        shares = tree.tree.shares[node]
+        norm = transported(float(metrics.norm_shares[node]))
+        efctv = transported(float(metrics.effectv_usage[node]))
+        if fair_tree:
+            fairshare = transported(float(metrics.fairshare[node])) if is_user else None
+        else:  # sshare computes it itself from what it received (process.c, PRINT_FSFACTOR)
+            fairshare = fs_factor_classic(efctv, norm, metrics.dampening)
+        up = tree.tree.parent[node]
+        rows.append(
+            SshareRow(
+                account=tree.account(node),
+                parent=None if up < 0 else tree.name(up),
+                user=tree.name(node) if is_user else None,
+                raw_shares=None if up < 0 else shares,
+                norm_shares=norm,
+                raw_usage=int(tree.tree.usage[node]),
+                norm_usage=transported(float(metrics.norm_usage[node])),
+                effectv_usage=efctv,
+                fairshare=fairshare,
+                level_fs=(
+                    None if shares == USE_PARENT else transported(float(metrics.level_fs[node]))
+                ),
+                grp_tres_mins=grp.get(key, ""),
+                tres_run_mins=run.get(key, zeros),
+            )
+        )
+    return rows
+
+
+def _double(value: float | None, width: int, parsable: bool) -> str | None:
+    """print_fields_double's text, or None for a blank."""
+    if value is None or value in _BLANK_DOUBLES:
+        return None
+    if parsable:
+        return f"{value:f}"
+    text = f"{value:{width}f}"
+    if len(text) <= width:
+        return text
+    wide = len(f"{value:{width}.{width}e}")
+    narrower = width - (wide - width) if wide > width else width
+    return f"{value:{narrower}.{narrower}e}"
+
+
+def _string(value: str, width: int) -> str:
+    """print_fields_str in the aligned layout: cut to the width with a `+`, then padded."""
+    size = abs(width)
+    if len(value) > size:
+        value = value[: size - 1] + "+"
+    return f"{value:<{size}}" if width < 0 else f"{value:>{size}}"
+
+
+def _cell(row: SshareRow, column: str, account_text: str, parsable: bool) -> str | None:
+    width = WIDTH[column]
+    if column == "Account":
+        return account_text
+    if column == "User":
+        return row.user
+    if column == "RawShares":
+        if row.raw_shares is None or row.raw_shares in (NO_VAL, INFINITE):
+            return None
+        return "parent" if row.raw_shares == USE_PARENT else str(row.raw_shares)
+    if column == "RawUsage":
+        return None if row.raw_usage in (NO_VAL64, INFINITE64) else str(row.raw_usage)
+    if column in ("GrpTRESMins", "TRESRunMins"):
+        return row.grp_tres_mins if column == "GrpTRESMins" else row.tres_run_mins
+    values = {
+        "NormShares": row.norm_shares,
+        "NormUsage": row.norm_usage,
+        "EffectvUsage": row.effectv_usage,
+        "FairShare": row.fairshare,
+        "LevelFS": row.level_fs,
+    }
+    return _double(values[column], width, parsable)
+
+
+def format_sshare(
+    rows: Iterable[SshareRow],
+    columns: Sequence[str],
+    *,
+    parsable: str = "",
+    header: bool = True,
+    users: Sequence[str] | None = None,
+    accounts: Sequence[str] | None = None,
+) -> str:
+    """sshare's output: `parsable` is "" (aligned), "p" (trailing `|`) or "P" (no trailing `|`).
+
+    `users` keeps only those users' rows (sshare without -a: the caller's); `accounts` keeps
+    only associations of those accounts (-A). Both compare names case-insensitively, as Slurm.
+    """
+    want_users = None if users is None else {name.lower() for name in users}
+    want_accounts = None if accounts is None else {name.lower() for name in accounts}
+    out: list[str] = []
+
+    def line(cells: Sequence[str | None], aligned: Sequence[str]) -> str:
+        if not parsable:
+            return "".join(text + " " for text in aligned)
+        text = "|".join(cell or "" for cell in cells)
+        return text + "|" if parsable == "p" else text
+
+    if header:
+        names = [_string(name, WIDTH[name]) for name in columns]
+        out.append(line(list(columns), names))
+        if not parsable:
+            out.append("".join("-" * abs(WIDTH[name]) + " " for name in columns))
+    spaces: dict[str, str] = {}  # slurmdb_tree_name_get: printed accounts and their indent
+    for row in rows:
+        if row.user is not None and want_users is not None and row.user.lower() not in want_users:
+            continue
+        if want_accounts is not None and row.account.lower() not in want_accounts:
+            continue
+        indent = ""
+        if row.parent is not None and row.parent in spaces:
+            indent = " " + spaces[row.parent]
+        if row.user is None:
+            spaces.setdefault(row.account, indent)
+        account_text = indent + (row.account if row.user is None else row.parent or "")
+        cells = [_cell(row, column, account_text, bool(parsable)) for column in columns]
+        aligned = [_aligned(column, cell) for column, cell in zip(columns, cells, strict=True)]
+        out.append(line(cells, aligned))
+    return "".join(text + "\n" for text in out)
+
+
+def _aligned(column: str, cell: str | None) -> str:
+    """A cell in the aligned layout: strings cut with `+`, numbers never cut."""
+    width = WIDTH[column]
+    if cell is None:
+        return " " * abs(width)
+    if column in _STRINGS:
+        return _string(cell, width)
+    return cell if column in DOUBLES else f"{cell:>{width}}"
+
+
+@dataclass(frozen=True)
+class SshareEntry:
+    """One association read from sshare text, with the cells as printed (for checking)."""
+
+    line: int
+    depth: int
+    association: AssociationDef
+    cells: dict[str, str]
+
+
+@dataclass
+class SshareFile:
+    layout: str = ""  # "P", "p" or "aligned"
+    columns: list[str] = field(default_factory=list)
+    entries: list[SshareEntry] = field(default_factory=list)
+    rejected: list[RejectedLine] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    algorithm: Algorithm | None = None  # what the file shows, when it shows it
+    algorithm_evidence: str = ""
+    has_root: bool = False
+
+    @property
+    def associations(self) -> list[AssociationDef]:
+        return [entry.association for entry in self.entries]
+
+    @property
+    def tres_names(self) -> list[str]:
+        """The TRES of the cluster, as its TRESRunMins cells list them."""
+        for entry in self.entries:
+            text = entry.cells.get("TRESRunMins", "")
+            if text and not text.endswith("+"):
+                return [item.split("=", 1)[0] for item in text.split(",")]
+        return list(DEFAULT_TRES)
+
+
+def _header_columns(text: str) -> list[tuple[str, int, int]]:
+    """(column, start, end) of each header word; spaces inside old names removed."""
+    return [
+        (match.group().replace(" ", ""), match.start(), match.end())
+        for match in _HEADER_WORD.finditer(text)
+    ]
+
+
+def _is_header(text: str) -> bool:
+    names = {name for name, _, _ in _header_columns(text)}
+    return "Account" in names and len(names) >= 3
+
+
+def _canonical(name: str) -> str:
+    return {"Fairshare": "FairShare", "LevelFs": "LevelFS"}.get(name, name)
+
+
+class _Reader:
+    """Builds associations row by row from the depth of each Account cell."""
+
+    def __init__(self, result: SshareFile) -> None:
+        self.result = result
+        self.stack: list[tuple[int, str, int, bool]] = []  # (depth, account, line, good)
+        self.top: int | None = None  # depth of the rows directly under root
+        self.accounts: dict[str, int] = {}
+        self.users: dict[tuple[str, str], int] = {}
+
+    def reject(self, number: int, column: str, reason: str, text: str) -> None:
+        self.result.rejected.append(RejectedLine(number, column, reason, text))
+
+    def row(self, number: int, text: str, cells: dict[str, str], depth: int) -> None:
+        account = cells.get("Account", "").strip()
+        user = cells.get("User", "").strip() or None
+        if not account:
+            self.reject(number, "Account", "is empty", text)
+            return
+        if account.endswith("+") or (user or "").endswith("+"):
+            self.result.notes.append(
+                f"line {number}: a name was cut by sshare's column width and ends in '+';"
+                " it is imported as printed"
+            )
+        is_root = user is None and account == ROOT_ACCOUNT and not self.stack and self.top is None
+        if is_root:
+            self.result.has_root = True
+            self.top = depth + 1
+        elif self.top is None:
+            if user is not None:
+                self.reject(number, "User", f"user row before any account (user {user})", text)
+                return
+            self.top = depth  # no root row: the first account hangs from root
+        while self.stack and self.stack[-1][0] >= depth:
+            self.stack.pop()
+        parent = ROOT_ACCOUNT
+        if not is_root:
+            if depth < self.top:
+                self.reject(number, "Account", f"depth {depth} is above the first row's", text)
+                return
+            if depth > self.top:
+                if not self.stack or self.stack[-1][0] != depth - 1:
+                    above = self.stack[-1][0] if self.stack else self.top - 1
+                    self.reject(
+                        number,
+                        "Account",
+                        f"indentation skips a level: depth {depth} under depth {above}",
+                        text,
+                    )
+                    if user is None:
+                        self.stack.append((depth, account, number, False))
+                    return
+                _, parent, parent_line, good = self.stack[-1]
+                if not good:
+                    self.reject(
+                        number, "Account", f"its account on line {parent_line} was rejected", text
+                    )
+                    if user is None:
+                        self.stack.append((depth, account, number, False))
+                    return
+            if user is not None and parent != account:
+                self.reject(
+                    number,
+                    "Account",
+                    f"user {user} names account {account} but sits under {parent}",
+                    text,
+                )
+                return
+        association = self._association(number, text, cells, account, parent, user, is_root)
+        if user is None and not is_root:
+            self.stack.append((depth, account, number, association is not None))
+        if association is None:
+            return
+        self.result.entries.append(SshareEntry(number, depth, association, cells))
+
+    def _association(
+        self,
+        number: int,
+        text: str,
+        cells: dict[str, str],
+        account: str,
+        parent: str,
+        user: str | None,
+        is_root: bool,
+    ) -> AssociationDef | None:
+        if user is None:
+            first = self.accounts.get(account)
+            if first is not None:
+                self.reject(
+                    number, "Account", f"account {account} is listed twice (first on line {first})",
+                    text,
+                )  # fmt: skip
+                return None
+        else:
+            first = self.users.get((account, user))
+            if first is not None:
+                self.reject(
+                    number,
+                    "User",
+                    f"duplicate association: user {user} in account {account}"
+                    f" (first on line {first}; partitions are not supported)",
+                    text,
+                )
+                return None
+        shares = self._shares(number, text, cells.get("RawShares"), is_root)
+        usage = self._usage(number, text, cells.get("RawUsage"))
+        if shares is None or usage is None:
+            return None
+        if user is None:
+            self.accounts[account] = number
+        else:
+            self.users[(account, user)] = number
+        return AssociationDef(
+            account=account,
+            parent=None if is_root else parent,
+            user=user,
+            shares=shares,
+            usage=usage,
+        )
+
+    def _shares(self, number: int, text: str, cell: str | None, is_root: bool) -> int | None:
+        value = (cell or "").strip()
+        if not value:
+            if cell is not None and not is_root:
+                self.reject(number, "RawShares", "is empty (only the root row has no shares)", text)
+                return None
+            return 1
+        if value.lower() == "parent":
+            return USE_PARENT
+        if not value.isascii() or not value.isdigit():
+            self.reject(
+                number, "RawShares", f"{value!r} is not a number of shares or 'parent'", text
+            )
+            return None
+        shares = int(value)
+        if shares > UINT32_MAX:
+            self.reject(number, "RawShares", f"{value} does not fit Slurm's 32-bit shares", text)
+            return None
+        return shares
+
+    def _usage(self, number: int, text: str, cell: str | None) -> float | None:
+        value = (cell or "").strip()
+        if not value:
+            return 0.0
+        try:
+            usage = float(value)
+        except ValueError:
+            self.reject(number, "RawUsage", f"{value!r} is not a number", text)
+            return None
+        if not math.isfinite(usage) or usage < 0:
+            self.reject(
+                number, "RawUsage", f"{value} is not a usage (negative or not finite)", text
+            )
+            return None
+        return usage
+
+
+def _parsable_columns(count: int) -> list[str] | None:
+    """Columns of a headerless (`-n`) file, when its width says which default set it is."""
+    return {7: SHORT, 10: LONG_CLASSIC, 11: LONG_FAIR_TREE}.get(count)
+
+
+def read_sshare(data: bytes) -> SshareFile:
+    """Associations, shares and raw usage from sshare output; every bad line says why."""
+    result = SshareFile()
+    lines: list[tuple[int, str]] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        raw = raw.removesuffix(b"\r")
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError as exc:
+            result.rejected.append(
+                RejectedLine(number, "line", f"is not UTF-8 ({exc.reason})", repr(raw))
+            )
+            continue
+        if text.strip():
+            lines.append((number, text))
+    if not lines:
+        result.notes.append("the file has no rows")
+        return result
+    reader = _Reader(result)
+    if any("|" in text for _, text in lines[:3]):
+        _read_parsable(lines, result, reader)
+    else:
+        _read_aligned(lines, result, reader)
+    _detect_algorithm(result)
+    return result
+
+
+def _read_parsable(lines: list[tuple[int, str]], result: SshareFile, reader: _Reader) -> None:
+    number, first = lines[0]
+    fields = first.split("|")
+    has_header = "Account" in {name.strip() for name in fields}
+    # -p ends every line with `|`; -P ends a line with `|` only when its last cell is blank.
+    trailing = first.endswith("|") if has_header else all(t.endswith("|") for _, t in lines)
+    if trailing:
+        fields = fields[:-1]
+    if has_header:
+        header = [_canonical(name.replace(" ", "")) for name in fields]
+        rows = lines[1:]
+    else:
+        count = max(len(text.split("|")) - trailing for _, text in lines)
+        guessed = _parsable_columns(count)
+        if guessed is None:
+            result.notes.append(
+                f"line {number}: no header, and {count} columns is no default sshare column"
+                " set: print it with its header (without -n) to import it"
+            )
+            for number, text in lines:
+                reader.reject(number, "line", f"no header to name its {count} columns", text)
+            return
+        result.notes.append(
+            f"line {number}: no header; {count} columns read as sshare's default"
+            f" {'|'.join(guessed)}"
+        )
+        header, rows = list(guessed), lines
+    unknown = [name for name in header if name not in WIDTH]
+    if unknown:
+        result.notes.append(f"line {number}: columns not read: {', '.join(unknown)}")
+    result.layout = "p" if trailing else "P"
+    result.columns = [name for name in header if name in WIDTH]
+    for number, text in rows:
+        values = text.split("|")
+        if trailing and values and values[-1] == "":
+            values = values[:-1]
+        if len(values) > len(header):
+            reader.reject(
+                number, "line", f"{len(values)} fields where the header has {len(header)}", text
+            )
+            continue
+        cells = dict(zip(header, values, strict=False))
+        account = cells.get("Account", "")
+        depth = len(account) - len(account.lstrip(" "))
+        if "\t" in account[: depth + 1]:
+            reader.reject(
+                number, "Account", "indented with a TAB; sshare indents with spaces", text
+            )
+            continue
+        reader.row(number, text, cells, depth)
+
+
+def _read_aligned(lines: list[tuple[int, str]], result: SshareFile, reader: _Reader) -> None:
+    result.layout = "aligned"
+    start = next((i for i, (_, text) in enumerate(lines) if _is_header(text)), None)
+    if start is None:
+        result.rejected.extend(
+            RejectedLine(number, "line", "no sshare header (Account User ...) above it", text)
+            for number, text in lines
+        )
+        return
+    for number, text in lines[:start]:
+        result.notes.append(f"line {number}: not part of the table, ignored: {text.strip()!r}")
+    header_number, header_text = lines[start]
+    words = _header_columns(header_text)
+    result.columns = [name for name, _, _ in words if name in WIDTH]
+    rows = lines[start + 1 :]
+    spans: list[tuple[str, int, int]] = []
+    base = 0
+    dashes = _DASHES.match(rows[0][1]) if rows else None
+    groups = [(m.start(), m.end()) for m in re.finditer(r"-+", rows[0][1])] if dashes else []
+    if dashes:
+        base = len(dashes.group(1))
+        rows = rows[1:]
+    if len(groups) == len(words):
+        spans = [(name, s, e) for (name, _, _), (s, e) in zip(words, groups, strict=True)]
+    else:
+        if dashes:
+            result.notes.append(
+                f"line {header_number + 1}: the dash line does not mark each column;"
+                " widths come from the header"
+            )
+        previous_end = base
+        for index, (name, _, end) in enumerate(words):
+            width = abs(WIDTH.get(name, 10))
+            begin = max(end - width, previous_end + (1 if index else 0))
+            spans.append((name, begin, end))
+            previous_end = end
+        if spans:
+            second = spans[1][1] - 1 if len(spans) > 1 else len(header_text)
+            spans[0] = (spans[0][0], base, second)
+    for number, text in rows:
+        cells: dict[str, str] = {}
+        shift = 0
+        for index, (name, begin, end) in enumerate(spans):
+            begin, end = begin + shift, end + shift
+            if index and name not in ("Account", "User") and end < len(text) and text[end] != " ":
+                # A number wider than its column pushes the rest of the line right.
+                stop = text.find(" ", end)
+                stop = len(text) if stop < 0 else stop
+                shift += stop - end
+                end = stop
+            cells[name] = text[begin:end]
+        account_cell = cells.get("Account", "")
+        depth = len(account_cell) - len(account_cell.lstrip(" "))
+        cells = {name: value.strip() for name, value in cells.items()}
+        cells["Account"] = account_cell.rstrip()
+        reader.row(number, text, cells, depth)
+
+
+def _detect_algorithm(result: SshareFile) -> None:
+    """Which fairshare the file shows: LevelFS or blank account FairShare mean Fair Tree."""
+    if "LevelFS" in result.columns:
+        result.algorithm, result.algorithm_evidence = Algorithm.FAIR_TREE, "a LevelFS column"
+        return
+    if "NormUsage" in result.columns and "TRESRunMins" in result.columns:
+        result.algorithm = Algorithm.CLASSIC
+        result.algorithm_evidence = "the long layout without LevelFS"
+        return
+    for entry in result.entries:
+        association = entry.association
+        if association.is_user or "FairShare" not in entry.cells:
+            continue
+        if association.parent is None:
+            norm = entry.cells.get("NormShares", "").strip()
+            if norm in ("1.000000", "0.000000"):
+                result.algorithm = Algorithm.CLASSIC if norm == "1.000000" else Algorithm.FAIR_TREE
+                result.algorithm_evidence = f"the root row's NormShares {norm} (line {entry.line})"
+                return
+            continue
+        shown = bool(entry.cells["FairShare"].strip())
+        result.algorithm = Algorithm.CLASSIC if shown else Algorithm.FAIR_TREE
+        result.algorithm_evidence = (
+            f"{'a' if shown else 'no'} FairShare on account {association.account}"
+            f" (line {entry.line})"
+        )
+        return
