@@ -6,16 +6,26 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from trees.engine.fairtree import (
+    NO_VAL,
     USE_PARENT,
     Algorithm,
     AssociationDef,
     SlurmTree,
     compute,
+    fs_factor_classic,
 )
+from trees.engine.fairtree import compare as fair_tree_compare
 from trees.engine.pbs import ROOT_ALIAS, TREEROOT, UNSPECIFIED, GroupDef, UsageRecord
 from trees.formats.pbsfs import ListingLine, PbsfsPolicy, UsageDatabase, format_listing
-from trees.formats.sshare import columns_for, format_sshare, sshare_rows
-from trees.models import Cluster, Node, NodeOrigin, Scheduler
+from trees.formats.sshare import (
+    SshareRow,
+    columns_for,
+    format_sshare,
+    sshare_rows,
+    transported,
+    zero_tres,
+)
+from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler
 
 
 def cluster_get(*, name: str) -> Cluster:
@@ -86,6 +96,7 @@ def pbs_state_get(*, cluster: Cluster) -> PbsState:
 class TreeNode:
     node: Node
     depth: int
+    account: str = ""  # the node's own name; a user's parent (Slurm: the user's account)
 
 
 def tree_get(*, cluster: Cluster) -> list[TreeNode]:
@@ -105,11 +116,14 @@ def tree_get(*, cluster: Cluster) -> list[TreeNode]:
             key=lambda n: (n.origin == NodeOrigin.USAGE, n.position, n.id), reverse=newest_first
         )
     ordered: list[TreeNode] = []
-    stack = [(root, 0) for root in reversed(children.get(None, []))]
+    stack = [(root, 0, root.name) for root in reversed(children.get(None, []))]
     while stack:
-        node, depth = stack.pop()
-        ordered.append(TreeNode(node, depth))
-        stack.extend((kid, depth + 1) for kid in reversed(children.get(node.id, [])))
+        node, depth, account = stack.pop()
+        ordered.append(TreeNode(node, depth, account))
+        stack.extend(
+            (kid, depth + 1, node.name if kid.kind == NodeKind.USER else kid.name)
+            for kid in reversed(children.get(node.id, []))
+        )
     return ordered
 
 
@@ -152,7 +166,7 @@ def slurm_state_get(*, cluster: Cluster) -> SlurmState:
     run: dict[tuple[str, str | None], str] = {}
     for _id, parent_id, name, kind, shares, shares_parent, usage, grp_text, run_text in rows:
         parent = names[parent_id] if parent_id is not None else None
-        is_user = kind == "user"
+        is_user = kind == NodeKind.USER
         association = AssociationDef(
             account=parent if is_user and parent is not None else name,
             parent=parent,
@@ -201,3 +215,131 @@ def sshare_get(
         users=users,
         accounts=accounts,
     )
+
+
+@dataclass(frozen=True)
+class SlurmComparison:
+    """Fair Tree's answer to "who is more deserving", with the values that decide it."""
+
+    a: str
+    b: str
+    ancestor: str
+    child_a: str
+    child_b: str
+    level_fs_a: float
+    level_fs_b: float
+    winner: str | None  # a or b (as given); None when their Level FS tie
+    fairshare_a: float | None
+    fairshare_b: float | None
+
+    def explanation(self) -> str:
+        where = (
+            f"At {self.ancestor}, their first common ancestor, Fair Tree compares"
+            f" {self.child_a} (Level FS {self.level_fs_a:f}) with {self.child_b}"
+            f" (Level FS {self.level_fs_b:f})."
+        )
+        if self.winner is None:
+            return (
+                f"{where} The two tie: Slurm then ranks users before accounts and keeps the"
+                f" account list's order, so neither is more deserving by fairshare."
+            )
+        loser = self.b if self.winner == self.a else self.a
+        return (
+            f"{where} The higher Level FS wins, so {self.winner} is more deserving than"
+            f" {loser}; Level FS is shares over usage at that level, above 1 means"
+            " under-served."
+        )
+
+
+def association_label(tree: SlurmTree, node: int) -> str:
+    """`account` or `account:user`, as the commands take them."""
+    return f"{tree.account(node)}:{tree.name(node)}" if tree.is_user[node] else tree.name(node)
+
+
+def association_find(tree: SlurmTree, label: str) -> int:
+    """The association `ACCOUNT`, `ACCOUNT:USER`, or `USER` when the user is in one account."""
+    account, _, user = label.partition(":")
+    if user:
+        found = tree.find(account, user)
+    else:
+        found = tree.find(label)
+        if found is None:
+            matches = [node for (_, name), node in tree.users.items() if name == label]
+            if len(matches) > 1:
+                raise LookupError(f"user {label} is in several accounts: say ACCOUNT:{label}")
+            found = matches[0] if matches else None
+    if found is None:
+        raise LookupError(f"no association {label}")
+    return found
+
+
+def slurm_compare_get(*, cluster: Cluster, a: str, b: str) -> SlurmComparison:
+    """Compare two associations as Fair Tree ranks them (raises LookupError, ValueError)."""
+    tree = slurm_state_get(cluster=cluster).tree
+    metrics = compute(tree, Algorithm.FAIR_TREE)
+    node_a, node_b = association_find(tree, a), association_find(tree, b)
+    result = fair_tree_compare(metrics, node_a, node_b)
+
+    def fairshare(node: int) -> float | None:
+        return float(metrics.fairshare[node]) if tree.is_user[node] else None
+
+    winner = None if result.winner is None else (a if result.winner == result.child_a else b)
+    return SlurmComparison(
+        a=a,
+        b=b,
+        ancestor=association_label(tree, result.ancestor),
+        child_a=association_label(tree, result.child_a),
+        child_b=association_label(tree, result.child_b),
+        level_fs_a=float(metrics.level_fs[result.child_a]),
+        level_fs_b=float(metrics.level_fs[result.child_b]),
+        winner=winner,
+        fairshare_a=fairshare(node_a),
+        fairshare_b=fairshare(node_b),
+    )
+
+
+def sshare_listing_get(*, cluster: Cluster) -> str:
+    """What `sshare -a -l` prints, from the stored metrics (nothing recomputed)."""
+    nodes = tree_get(cluster=cluster)
+    names = {item.node.pk: item.node.name for item in nodes}
+    zeros = zero_tres(cluster.slurm_tres.split(","))
+    fair_tree = cluster.fairshare_algorithm == Algorithm.FAIR_TREE
+    rows = []
+    for item in nodes:
+        node = item.node
+        is_user = node.kind == NodeKind.USER
+        norm, efctv = transported(node.norm_shares or 0.0), transported(node.effectv_usage or 0.0)
+        if fair_tree:
+            fairshare = transported(node.fairshare_factor) if is_user else None
+        else:
+            fairshare = fs_factor_classic(efctv, norm, cluster.fairshare_dampening_factor)
+        rows.append(
+            SshareRow(
+                account=item.account,
+                parent=names.get(node.parent_id) if node.parent_id is not None else None,
+                user=node.name if is_user else None,
+                raw_shares=(
+                    None if node.parent_id is None
+                    else USE_PARENT if node.shares_parent else node.shares
+                ),
+                norm_shares=norm,
+                raw_usage=int(node.usage),
+                norm_usage=NO_VAL if node.norm_usage is None else transported(node.norm_usage),
+                effectv_usage=efctv,
+                fairshare=fairshare,
+                level_fs=(
+                    None if node.shares_parent
+                    else NO_VAL if node.level_fs is None else transported(node.level_fs)
+                ),
+                grp_tres_mins=node.grp_tres_mins,
+                tres_run_mins=node.tres_run_mins or zeros,
+            )
+        )  # fmt: skip
+    return format_sshare(rows, columns_for(Algorithm(cluster.fairshare_algorithm), long=True))
+
+
+def cluster_listing_get(*, cluster: Cluster) -> str:
+    """The scheduler's own listing of the tree: sshare -a -l for Slurm, pbsfs -p for PBS."""
+    if cluster.scheduler == Scheduler.SLURM:
+        return sshare_listing_get(cluster=cluster)
+    return pbsfs_listing_get(cluster=cluster)

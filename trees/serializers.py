@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from trees.models import Cluster
+from trees.engine.fairtree import Algorithm
+from trees.models import Cluster, NodeKind, Scheduler
 from trees.selectors import TreeNode
 
 
@@ -21,6 +23,62 @@ def cluster_document(cluster: Cluster) -> dict[str, Any]:
         "metrics_updated_at": (
             cluster.metrics_updated_at.isoformat() if cluster.metrics_updated_at else None
         ),
+        **(_slurm_policy(cluster) if cluster.scheduler == Scheduler.SLURM else {}),
+    }
+
+
+def _slurm_policy(cluster: Cluster) -> dict[str, Any]:
+    return {
+        "fairshare_algorithm": cluster.fairshare_algorithm,
+        "fairshare_dampening_factor": cluster.fairshare_dampening_factor,
+        "priority_decay_half_life": cluster.priority_decay_half_life.total_seconds(),
+        "priority_calc_period": cluster.priority_calc_period.total_seconds(),
+        "priority_usage_reset_period": cluster.priority_usage_reset_period,
+    }
+
+
+def _number(value: float | None) -> float | str | None:
+    """A double for JSON, which has no infinity: `inf` is written as sshare prints it."""
+    if value is None or math.isfinite(value):
+        return value
+    return "inf" if value > 0 else "-inf"
+
+
+def slurm_node_document(item: TreeNode, algorithm: str) -> dict[str, Any]:
+    """One association: Slurm's values; the PBS-only metrics are null."""
+    node = item.node
+    is_user = node.kind == NodeKind.USER
+    ranked = node.fairshare_rank is not None
+    fairshare = node.fairshare_factor if ranked or algorithm == Algorithm.CLASSIC else None
+    return {
+        "id": node.pk,
+        "name": node.name,
+        "kind": node.kind,
+        "parent": node.parent_id,
+        "depth": item.depth,
+        "shares": node.shares,
+        "fairshare_perc": node.fairshare_perc,
+        "usage": node.usage,
+        "usage_perc": None,
+        "fairshare_tree_usage": None,
+        "fairshare_factor": fairshare,
+        "level_fs": _number(node.level_fs),
+        "fairshare_rank": (
+            {"rank": node.fairshare_rank, "of": node.fairshare_rank_of} if ranked else None
+        ),
+        "slurm": {
+            "account": item.account,
+            "user": node.name if is_user else None,
+            "raw_shares": (
+                None if node.parent_id is None else "parent" if node.shares_parent else node.shares
+            ),
+            "norm_shares": node.norm_shares,
+            "raw_usage": int(node.usage),
+            "norm_usage": node.norm_usage,
+            "effectv_usage": node.effectv_usage,
+            "fairshare": fairshare,
+            "level_fs": _number(node.level_fs),
+        },
     }
 
 
@@ -45,4 +103,8 @@ def node_document(item: TreeNode) -> dict[str, Any]:
 
 
 def tree_document(cluster: Cluster, nodes: list[TreeNode]) -> dict[str, Any]:
-    return {"cluster": cluster_document(cluster), "nodes": [node_document(n) for n in nodes]}
+    if cluster.scheduler == Scheduler.SLURM:
+        documents = [slurm_node_document(n, cluster.fairshare_algorithm) for n in nodes]
+    else:
+        documents = [node_document(n) for n in nodes]
+    return {"cluster": cluster_document(cluster), "nodes": documents}
