@@ -276,7 +276,7 @@ def effectv_usage_fair_tree(usage: LongArray, fs_parent: Sequence[int]) -> LongA
 
 def level_fs(tree: SlurmTree, norm: FloatArray, effectv: LongArray) -> LongArray:
     """_calc_assoc_fs: LF = S/U (inf when U is 0), 0 when S is 0, `parent` users inf."""
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # S/0 is inf; 0/0 is set to 0 below
         out = norm.astype(_LD) / effectv
     out[norm == 0] = 0
     shares = np.asarray(tree.tree.shares, dtype=np.int64)
