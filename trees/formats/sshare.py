@@ -306,13 +306,28 @@ class _Reader:
         self.top: int | None = None  # depth of the rows directly under root
         self.accounts: dict[str, int] = {}
         self.users: dict[tuple[str, str], int] = {}
+        self.undecodable: dict[int, tuple[str, str]] = {}  # line: (why not UTF-8, its bytes)
 
     def reject(self, number: int, column: str, reason: str, text: str) -> None:
         self.result.rejected.append(RejectedLine(number, column, reason, text))
 
+    def refuse(
+        self, number: int, column: str, reason: str, text: str, depth: int, *, account: bool
+    ) -> None:
+        """Reject a row before reading it; an account's rows below it go with it."""
+        self.reject(number, column, reason, text)
+        if account:
+            while self.stack and self.stack[-1][0] >= depth:
+                self.stack.pop()
+            self.stack.append((depth, "", number, False))
+
     def row(self, number: int, text: str, cells: dict[str, str], depth: int) -> None:
         account = cells.get("Account", "").strip()
         user = cells.get("User", "").strip() or None
+        if number in self.undecodable:
+            why, raw = self.undecodable[number]
+            self.refuse(number, "line", f"is not UTF-8 ({why})", raw, depth, account=user is None)
+            return
         if not account:
             self.reject(number, "Account", "is empty", text)
             return
@@ -357,6 +372,8 @@ class _Reader:
                     if user is None:
                         self.stack.append((depth, account, number, False))
                     return
+            if user is not None and _cut_alike(account, parent):
+                account = parent  # a user row cuts its account one column sooner
             if user is not None and parent != account:
                 self.reject(
                     number,
@@ -454,6 +471,11 @@ class _Reader:
         return usage
 
 
+def _cut_alike(printed: str, name: str) -> bool:
+    """Whether `printed`, cut by sshare with a `+`, may be the start of account `name`."""
+    return printed.endswith("+") and name.rstrip("+").startswith(printed[:-1])
+
+
 def _parsable_columns(count: int) -> list[str] | None:
     """Columns of a headerless (`-n`) file, when its width says which default set it is."""
     return {7: SHORT, 10: LONG_CLASSIC, 11: LONG_FAIR_TREE}.get(count)
@@ -463,21 +485,20 @@ def read_sshare(data: bytes) -> SshareFile:
     """Associations, shares and raw usage from sshare output; every bad line says why."""
     result = SshareFile()
     lines: list[tuple[int, str]] = []
+    reader = _Reader(result)
     for number, raw in enumerate(data.split(b"\n"), start=1):
         raw = raw.removesuffix(b"\r")
         try:
             text = raw.decode()
         except UnicodeDecodeError as exc:
-            result.rejected.append(
-                RejectedLine(number, "line", f"is not UTF-8 ({exc.reason})", repr(raw))
-            )
-            continue
+            # Read on with the bad bytes replaced, so that its place in the tree is known.
+            reader.undecodable[number] = (exc.reason, repr(raw))
+            text = raw.decode(errors="replace")
         if text.strip():
             lines.append((number, text))
     if not lines:
         result.notes.append("the file has no rows")
         return result
-    reader = _Reader(result)
     if any("|" in text for _, text in lines[:3]):
         _read_parsable(lines, result, reader)
     else:
@@ -492,13 +513,16 @@ def _read_parsable(lines: list[tuple[int, str]], result: SshareFile, reader: _Re
     has_header = "Account" in {name.strip() for name in fields}
     # -p ends every line with `|`; -P ends a line with `|` only when its last cell is blank.
     trailing = first.endswith("|") if has_header else all(t.endswith("|") for _, t in lines)
+    count = max(len(text.split("|")) for _, text in lines)
+    if not has_header and trailing and _parsable_columns(count) is not None:
+        trailing = False  # -P rows that all end in a blank cell
     if trailing:
         fields = fields[:-1]
+        count -= 1
     if has_header:
         header = [_canonical(name.replace(" ", "")) for name in fields]
         rows = lines[1:]
     else:
-        count = max(len(text.split("|")) - trailing for _, text in lines)
         guessed = _parsable_columns(count)
         if guessed is None:
             result.notes.append(
@@ -522,18 +546,18 @@ def _read_parsable(lines: list[tuple[int, str]], result: SshareFile, reader: _Re
         values = text.split("|")
         if trailing and values and values[-1] == "":
             values = values[:-1]
-        if len(values) > len(header):
-            reader.reject(
-                number, "line", f"{len(values)} fields where the header has {len(header)}", text
-            )
-            continue
         cells = dict(zip(header, values, strict=False))
         account = cells.get("Account", "")
-        depth = len(account) - len(account.lstrip(" "))
-        if "\t" in account[: depth + 1]:
-            reader.reject(
-                number, "Account", "indented with a TAB; sshare indents with spaces", text
-            )
+        indent = account[: len(account) - len(account.lstrip(" \t"))]
+        depth = len(indent)
+        is_account = not cells.get("User", "").strip()
+        if len(values) > len(header):
+            reason = f"{len(values)} fields where the header has {len(header)}"
+            reader.refuse(number, "line", reason, text, depth, account=is_account)
+            continue
+        if "\t" in indent:
+            reason = "indented with a TAB; sshare indents with spaces"
+            reader.refuse(number, "Account", reason, text, depth, account=is_account)
             continue
         reader.row(number, text, cells, depth)
 

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trees.engine.pbs import GroupDef
+from trees.formats.rejected import RejectedLine
 from trees.formats.resource_group import (
-    RejectedLine,
     ResourceGroup,
     format_resource_group,
     parse_resource_group,
