@@ -7,8 +7,10 @@ from typing import NoReturn
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from trees.formats.rejected import RejectedLine
 from trees.models import Cluster
 from trees.selectors import cluster_get
+from trees.services import SlurmImport
 
 
 class FairshareCommand(BaseCommand):
@@ -16,6 +18,23 @@ class FairshareCommand(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--cluster", required=True, metavar="NAME", help="cluster name")
+
+    def add_strict(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--strict", action="store_true", help="import nothing when any line is rejected"
+        )
+
+    def report_rejected(
+        self, path: str, rejected: list[RejectedLine], *, strict: bool, kept: int
+    ) -> None:
+        """Each rejected line as FILE:LINE: FIELD: reason (after PBS's own words for it); stop
+        when `--strict` was given or nothing is left to import."""
+        for bad in rejected:
+            for message in bad.pbs_messages:
+                self.stderr.write(message)
+            self.stderr.write(f"{path}:{bad.line}: {bad.field}: {bad.reason}")
+        if rejected and (strict or not kept):
+            self.fail(f"{path}: nothing imported ({len(rejected)} lines rejected)")
 
     def fail(self, message: str) -> NoReturn:
         """Say why nothing could be done, and exit 1."""
@@ -43,3 +62,11 @@ class FairshareCommand(BaseCommand):
             return Path(path).read_bytes()
         except OSError as exc:
             self.fail(f"{path}: cannot read: {exc.strerror or exc}")
+
+
+def slurm_import_summary(path: str, cluster: str, summary: SlurmImport, rejected: int) -> str:
+    return (
+        f"{path}: imported {summary.associations} associations into Slurm cluster {cluster}"
+        f"{' (new)' if summary.cluster_created else ''}; rejected {rejected} lines;"
+        f" {summary.created} nodes added, {summary.updated} updated, {summary.removed} removed"
+    )

@@ -14,19 +14,14 @@ class Command(FairshareCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         super().add_arguments(parser)
         parser.add_argument("file", help="the resource_group file")
-        parser.add_argument(
-            "--strict", action="store_true", help="import nothing when any line is rejected"
-        )
+        self.add_strict(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["file"]
         parsed = parse_resource_group(self.read_bytes(path))
-        for bad in parsed.rejected:
-            for message in bad.pbs_messages:
-                self.stderr.write(message)
-            self.stderr.write(f"{path}:{bad.line}: {bad.field}: {bad.reason}")
-        if parsed.rejected and (options["strict"] or not parsed.entries):
-            self.fail(f"{path}: nothing imported ({len(parsed.rejected)} lines rejected)")
+        self.report_rejected(
+            path, parsed.rejected, strict=options["strict"], kept=len(parsed.entries)
+        )
         try:
             summary = resource_group_import(
                 cluster_name=options["cluster"],

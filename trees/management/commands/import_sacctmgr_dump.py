@@ -4,7 +4,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import CommandParser
 
 from trees.formats.sacctmgr_dump import parse_sacctmgr_dump
-from trees.management.commands._base import FairshareCommand
+from trees.management.commands._base import FairshareCommand, slurm_import_summary
 from trees.services import slurm_tree_import
 
 
@@ -17,17 +17,14 @@ class Command(FairshareCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         super().add_arguments(parser)
         parser.add_argument("file", help="what `sacctmgr dump CLUSTER file=FILE` wrote")
-        parser.add_argument(
-            "--strict", action="store_true", help="import nothing when any line is rejected"
-        )
+        self.add_strict(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         path, name = options["file"], options["cluster"]
         parsed = parse_sacctmgr_dump(self.read_bytes(path))
-        for bad in parsed.rejected:
-            self.stderr.write(f"{path}:{bad.line}: {bad.field}: {bad.reason}")
-        if parsed.rejected and (options["strict"] or not parsed.entries):
-            self.fail(f"{path}: nothing imported ({len(parsed.rejected)} lines rejected)")
+        self.report_rejected(
+            path, parsed.rejected, strict=options["strict"], kept=len(parsed.entries)
+        )
         if parsed.cluster is not None and parsed.cluster != name:
             self.stderr.write(
                 f"{path}: the dump is of cluster {parsed.cluster}; importing into {name}"
@@ -42,9 +39,4 @@ class Command(FairshareCommand):
             )
         except ValidationError as exc:
             self.fail(f"{path}: nothing imported: {'; '.join(exc.messages)}")
-        self.stdout.write(
-            f"{path}: imported {summary.associations} associations into Slurm cluster {name}"
-            f"{' (new)' if summary.cluster_created else ''}; rejected {len(parsed.rejected)}"
-            f" lines; {summary.created} nodes added, {summary.updated} updated,"
-            f" {summary.removed} removed"
-        )
+        self.stdout.write(slurm_import_summary(path, name, summary, len(parsed.rejected)))

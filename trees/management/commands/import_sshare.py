@@ -5,7 +5,7 @@ from django.core.management.base import CommandParser
 
 from trees.engine.fairtree import Algorithm
 from trees.formats.sshare import DEFAULT_TRES, read_sshare, zero_tres
-from trees.management.commands._base import FairshareCommand
+from trees.management.commands._base import FairshareCommand, slurm_import_summary
 from trees.models import Cluster
 from trees.services import slurm_tree_import
 
@@ -19,19 +19,16 @@ class Command(FairshareCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         super().add_arguments(parser)
         parser.add_argument("file", help="what `sshare -a -l -P` (or another layout) printed")
-        parser.add_argument(
-            "--strict", action="store_true", help="import nothing when any line is rejected"
-        )
+        self.add_strict(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         path, name = options["file"], options["cluster"]
         parsed = read_sshare(self.read_bytes(path))
         for note in parsed.notes:
             self.stderr.write(f"{path}: {note}")
-        for bad in parsed.rejected:
-            self.stderr.write(f"{path}:{bad.line}: {bad.field}: {bad.reason}")
-        if parsed.rejected and (options["strict"] or not parsed.entries):
-            self.fail(f"{path}: nothing imported ({len(parsed.rejected)} lines rejected)")
+        self.report_rejected(
+            path, parsed.rejected, strict=options["strict"], kept=len(parsed.entries)
+        )
         if not parsed.entries:
             self.fail(f"{path}: nothing imported (no association in the file)")
         existing = Cluster.objects.filter(name=name).first()
@@ -71,9 +68,4 @@ class Command(FairshareCommand):
             )
         except ValidationError as exc:
             self.fail(f"{path}: nothing imported: {'; '.join(exc.messages)}")
-        self.stdout.write(
-            f"{path}: imported {summary.associations} associations into Slurm cluster {name}"
-            f"{' (new)' if summary.cluster_created else ''}; rejected {len(parsed.rejected)}"
-            f" lines; {summary.created} nodes added, {summary.updated} updated,"
-            f" {summary.removed} removed"
-        )
+        self.stdout.write(slurm_import_summary(path, name, summary, len(parsed.rejected)))
