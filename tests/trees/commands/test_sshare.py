@@ -398,3 +398,19 @@ class TestTres:
             "           cpu=1000,gres/gpu=10 cpu=0,mem=0,energy=0,node=0,b+ "
         )
         assert aligned[5].endswith(" " * 31 + "cpu=12,mem=0,energy=0,node=0,+ ")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["pbsfs"],
+        ["pbsfs", "-g", "u1"],
+        ["export_pbs_usage", "-o", "usage"],
+        ["export_resource_group"],
+    ],
+)
+def test_pbs_commands_refuse_a_slurm_cluster(run: Run, tmp_path: Path, argv: list[str]) -> None:
+    imported(run, write(tmp_path, "\n".join(SMALL_LONG_P) + "\n"))
+    result = run(*argv, "--cluster", "c")
+    assert result.status == 1
+    assert result.err.strip() == "cluster c is a Slurm cluster, not PBS"

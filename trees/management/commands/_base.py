@@ -8,7 +8,7 @@ from typing import NoReturn
 from django.core.management.base import BaseCommand, CommandParser
 
 from trees.formats.rejected import RejectedLine
-from trees.models import Cluster
+from trees.models import Cluster, Scheduler
 from trees.selectors import cluster_get
 from trees.services import SlurmImport
 
@@ -46,6 +46,13 @@ class FairshareCommand(BaseCommand):
             return cluster_get(name=name)
         except Cluster.DoesNotExist:
             self.fail(f"cluster {name!r} does not exist")
+
+    def pbs_cluster(self, name: str) -> Cluster:
+        """The PBS cluster of that name; a cluster of another scheduler is refused."""
+        cluster = self.existing_cluster(name)
+        if cluster.scheduler != Scheduler.PBS:
+            self.fail(f"cluster {name} is a {cluster.get_scheduler_display()} cluster, not PBS")
+        return cluster
 
     def write_text(self, path: str | None, text: str) -> None:
         """To the file given with -o, or to stdout."""

@@ -26,7 +26,7 @@ class Command(FairshareCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        cluster = self.existing_cluster(options["cluster"])
+        cluster = self.pbs_cluster(options["cluster"])
         database = pbs_state_get(cluster=cluster).database
         version = options["file_version"]
         for name in truncated_names(database.records, version=version):

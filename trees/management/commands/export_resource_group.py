@@ -16,7 +16,7 @@ class Command(FairshareCommand):
         parser.add_argument("-o", "--output", metavar="FILE", help="write here, not to stdout")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        cluster = self.existing_cluster(options["cluster"])
+        cluster = self.pbs_cluster(options["cluster"])
         state = pbs_state_get(cluster=cluster)
         stamp = timezone.now().strftime("%Y-%m-%d %H:%M:%S %Z")
         text = format_resource_group(

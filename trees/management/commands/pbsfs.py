@@ -31,7 +31,7 @@ class Command(FairshareCommand):
         return parser
 
     def handle(self, *args: Any, **options: Any) -> None:
-        cluster = self.existing_cluster(options["cluster"])
+        cluster = self.pbs_cluster(options["cluster"])
         result = pbsfs_run(cluster=cluster, argv=[*args, *options.get("pbsfs_args", [])])
         self.stdout.write(result.stdout, ending="")
         self.stderr.write(result.stderr, style_func=lambda text: text, ending="")
