@@ -44,12 +44,9 @@ def _number(value: float | None) -> float | str | None:
     return "inf" if value > 0 else "-inf"
 
 
-def slurm_node_document(item: TreeNode, algorithm: str) -> dict[str, Any]:
-    """One association: Slurm's values; the PBS-only metrics are null."""
+def _node_fields(item: TreeNode) -> dict[str, Any]:
+    """What every scheduler's node has: place in the tree, shares, target share, usage."""
     node = item.node
-    is_user = node.kind == NodeKind.USER
-    ranked = node.fairshare_rank is not None
-    fairshare = node.fairshare_factor if ranked or algorithm == Algorithm.CLASSIC else None
     return {
         "id": node.pk,
         "name": node.name,
@@ -59,6 +56,16 @@ def slurm_node_document(item: TreeNode, algorithm: str) -> dict[str, Any]:
         "shares": node.shares,
         "fairshare_perc": node.fairshare_perc,
         "usage": node.usage,
+    }
+
+
+def slurm_node_document(item: TreeNode, algorithm: str) -> dict[str, Any]:
+    """One association: Slurm's values; the PBS-only metrics are null."""
+    node = item.node
+    ranked = node.fairshare_rank is not None
+    fairshare = node.fairshare_factor if ranked or algorithm == Algorithm.CLASSIC else None
+    return {
+        **_node_fields(item),
         "usage_perc": None,
         "fairshare_tree_usage": None,
         "fairshare_factor": fairshare,
@@ -68,7 +75,7 @@ def slurm_node_document(item: TreeNode, algorithm: str) -> dict[str, Any]:
         ),
         "slurm": {
             "account": item.account,
-            "user": node.name if is_user else None,
+            "user": node.name if node.kind == NodeKind.USER else None,
             "raw_shares": (
                 None if node.parent_id is None else "parent" if node.shares_parent else node.shares
             ),
@@ -86,14 +93,7 @@ def node_document(item: TreeNode) -> dict[str, Any]:
     """One node: PBS values as PBS holds them (float32 percentages as exact doubles)."""
     node = item.node
     return {
-        "id": node.pk,
-        "name": node.name,
-        "kind": node.kind,
-        "parent": node.parent_id,
-        "depth": item.depth,
-        "shares": node.shares,
-        "fairshare_perc": node.fairshare_perc,
-        "usage": node.usage,
+        **_node_fields(item),
         "usage_perc": node.usage_perc,
         "fairshare_tree_usage": node.fairshare_tree_usage,
         "fairshare_factor": node.fairshare_factor,
