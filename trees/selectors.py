@@ -12,19 +12,11 @@ from trees.engine.fairtree import (
     AssociationDef,
     SlurmTree,
     compute,
-    fs_factor_classic,
 )
 from trees.engine.fairtree import compare as fair_tree_compare
 from trees.engine.pbs import ROOT_ALIAS, TREEROOT, UNSPECIFIED, GroupDef, UsageRecord
 from trees.formats.pbsfs import ListingLine, PbsfsPolicy, UsageDatabase, format_listing
-from trees.formats.sshare import (
-    SshareRow,
-    columns_for,
-    format_sshare,
-    sshare_rows,
-    transported,
-    zero_tres,
-)
+from trees.formats.sshare import columns_for, format_sshare, sshare_row, sshare_rows, zero_tres
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler
 
 
@@ -303,39 +295,28 @@ def sshare_listing_get(*, cluster: Cluster) -> str:
     nodes = tree_get(cluster=cluster)
     names = {item.node.pk: item.node.name for item in nodes}
     zeros = zero_tres(cluster.slurm_tres.split(","))
-    fair_tree = cluster.fairshare_algorithm == Algorithm.FAIR_TREE
+    algorithm = Algorithm(cluster.fairshare_algorithm)
     rows = []
     for item in nodes:
         node = item.node
-        is_user = node.kind == NodeKind.USER
-        norm, efctv = transported(node.norm_shares or 0.0), transported(node.effectv_usage or 0.0)
-        if fair_tree:
-            fairshare = transported(node.fairshare_factor) if is_user else None
-        else:
-            fairshare = fs_factor_classic(efctv, norm, cluster.fairshare_dampening_factor)
-        rows.append(
-            SshareRow(
-                account=item.account,
-                parent=names.get(node.parent_id) if node.parent_id is not None else None,
-                user=node.name if is_user else None,
-                raw_shares=(
-                    None if node.parent_id is None
-                    else USE_PARENT if node.shares_parent else node.shares
-                ),
-                norm_shares=norm,
-                raw_usage=int(node.usage),
-                norm_usage=NO_VAL if node.norm_usage is None else transported(node.norm_usage),
-                effectv_usage=efctv,
-                fairshare=fairshare,
-                level_fs=(
-                    None if node.shares_parent
-                    else NO_VAL if node.level_fs is None else transported(node.level_fs)
-                ),
-                grp_tres_mins=node.grp_tres_mins,
-                tres_run_mins=node.tres_run_mins or zeros,
-            )
-        )  # fmt: skip
-    return format_sshare(rows, columns_for(Algorithm(cluster.fairshare_algorithm), long=True))
+        row = sshare_row(
+            account=item.account,
+            parent=names.get(node.parent_id) if node.parent_id is not None else None,
+            user=node.name if node.kind == NodeKind.USER else None,
+            shares=USE_PARENT if node.shares_parent else node.shares or 0,
+            usage=node.usage,
+            norm_shares=node.norm_shares or 0.0,
+            norm_usage=NO_VAL if node.norm_usage is None else node.norm_usage,
+            effectv_usage=node.effectv_usage or 0.0,
+            fairshare=node.fairshare_factor,
+            level_fs=NO_VAL if node.level_fs is None else node.level_fs,
+            algorithm=algorithm,
+            dampening=cluster.fairshare_dampening_factor,
+            grp_tres_mins=node.grp_tres_mins,
+            tres_run_mins=node.tres_run_mins or zeros,
+        )
+        rows.append(row)
+    return format_sshare(rows, columns_for(algorithm, long=True))
 
 
 def cluster_listing_get(*, cluster: Cluster) -> str:

@@ -22,7 +22,7 @@ from trees.engine.fairtree import (
     Algorithm,
     AssociationDef,
     SlurmTree,
-    norm_shares_fair_tree,
+    level_share,
     target_share,
 )
 from trees.engine.fairtree import compute as fair_tree_compute
@@ -445,8 +445,7 @@ def _slurm_store(
     metrics = fair_tree_compute(
         tree, Algorithm(cluster.fairshare_algorithm), dampening=cluster.fairshare_dampening_factor
     )
-    target = target_share(tree)
-    within = norm_shares_fair_tree(tree, metrics.fs_parent, metrics.level_shares)
+    target, within = target_share(tree, metrics), level_share(tree, metrics)
     fair_tree = metrics.algorithm == Algorithm.FAIR_TREE
     rows = Node.objects.filter(cluster=cluster)
     names = {row.pk: row.name for row in rows}

@@ -417,10 +417,18 @@ def compute(
     )
 
 
-def target_share(tree: SlurmTree) -> FloatArray:
+def target_share(tree: SlurmTree, metrics: SlurmMetrics) -> FloatArray:
     """Each association's share of the whole machine: the classic NormShares, for any algorithm."""
-    fs_parent = tree.fs_parent()
-    return norm_shares_classic(tree, fs_parent, level_shares(tree, fs_parent))
+    if metrics.algorithm == Algorithm.CLASSIC:
+        return metrics.norm_shares
+    return norm_shares_classic(tree, metrics.fs_parent, metrics.level_shares)
+
+
+def level_share(tree: SlurmTree, metrics: SlurmMetrics) -> FloatArray:
+    """Each association's share among its siblings: the Fair Tree NormShares, for any algorithm."""
+    if metrics.algorithm == Algorithm.FAIR_TREE:
+        return metrics.norm_shares
+    return norm_shares_fair_tree(tree, metrics.fs_parent, metrics.level_shares)
 
 
 @dataclass(frozen=True)

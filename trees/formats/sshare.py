@@ -98,6 +98,46 @@ def zero_tres(names: Sequence[str]) -> str:
     return ",".join(f"{name}=0" for name in names)
 
 
+def sshare_row(
+    *,
+    account: str,
+    parent: str | None,
+    user: str | None,
+    shares: int,
+    usage: float,
+    norm_shares: float,
+    norm_usage: float,
+    effectv_usage: float,
+    fairshare: float,
+    level_fs: float,
+    algorithm: Algorithm,
+    dampening: int,
+    grp_tres_mins: str,
+    tres_run_mins: str,
+) -> SshareRow:
+    """One association as sshare receives it (assoc_mgr_get_shares) from slurmctld's doubles."""
+    norm, efctv = transported(norm_shares), transported(effectv_usage)
+    shown: float | None
+    if algorithm == Algorithm.FAIR_TREE:
+        shown = transported(fairshare) if user is not None else None
+    else:  # sshare computes it itself from what it received (process.c, PRINT_FSFACTOR)
+        shown = fs_factor_classic(efctv, norm, dampening)
+    return SshareRow(
+        account=account,
+        parent=parent,
+        user=user,
+        raw_shares=None if parent is None else shares,
+        norm_shares=norm,
+        raw_usage=int(usage),
+        norm_usage=transported(norm_usage),
+        effectv_usage=efctv,
+        fairshare=shown,
+        level_fs=None if shares == USE_PARENT else transported(level_fs),
+        grp_tres_mins=grp_tres_mins,
+        tres_run_mins=tres_run_mins,
+    )
+
+
 def sshare_rows(
     tree: SlurmTree,
     metrics: SlurmMetrics,
@@ -108,35 +148,25 @@ def sshare_rows(
 ) -> list[SshareRow]:
     """What assoc_mgr_get_shares sends for every association, in association-list order."""
     grp, run, zeros = grp_tres_mins or {}, tres_run_mins or {}, zero_tres(tres_names)
-    fair_tree = metrics.algorithm == Algorithm.FAIR_TREE
     rows = []
     for node in tree.tree.preorder():
-        is_user = tree.is_user[node]
-        key = tree.key(node)
-        shares = tree.tree.shares[node]
-        norm = transported(float(metrics.norm_shares[node]))
-        efctv = transported(float(metrics.effectv_usage[node]))
-        if fair_tree:
-            fairshare = transported(float(metrics.fairshare[node])) if is_user else None
-        else:  # sshare computes it itself from what it received (process.c, PRINT_FSFACTOR)
-            fairshare = fs_factor_classic(efctv, norm, metrics.dampening)
         up = tree.tree.parent[node]
         rows.append(
-            SshareRow(
+            sshare_row(
                 account=tree.account(node),
                 parent=None if up < 0 else tree.name(up),
-                user=tree.name(node) if is_user else None,
-                raw_shares=None if up < 0 else shares,
-                norm_shares=norm,
-                raw_usage=int(tree.tree.usage[node]),
-                norm_usage=transported(float(metrics.norm_usage[node])),
-                effectv_usage=efctv,
-                fairshare=fairshare,
-                level_fs=(
-                    None if shares == USE_PARENT else transported(float(metrics.level_fs[node]))
-                ),
-                grp_tres_mins=grp.get(key, ""),
-                tres_run_mins=run.get(key, zeros),
+                user=tree.name(node) if tree.is_user[node] else None,
+                shares=tree.tree.shares[node],
+                usage=tree.tree.usage[node],
+                norm_shares=float(metrics.norm_shares[node]),
+                norm_usage=float(metrics.norm_usage[node]),
+                effectv_usage=float(metrics.effectv_usage[node]),
+                fairshare=float(metrics.fairshare[node]),
+                level_fs=float(metrics.level_fs[node]),
+                algorithm=metrics.algorithm,
+                dampening=metrics.dampening,
+                grp_tres_mins=grp.get(tree.key(node), ""),
+                tres_run_mins=run.get(tree.key(node), zeros),
             )
         )
     return rows

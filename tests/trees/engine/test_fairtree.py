@@ -34,6 +34,7 @@ from trees.engine.fairtree import (
     decay_over,
     decay_usage,
     fs_factor_classic,
+    level_share,
     next_usage_reset,
     target_share,
 )
@@ -674,7 +675,9 @@ class TestClassic:
         assert ns[("exp", "erin")] == ns[("exp", None)]  # parent: copies exp's
         assert ns[("exp", "frank")] == ns[("exp", None)]  # 5 of exp's 5
         assert ns[("chem", "gina")] == 0.0
-        assert np.array_equal(target_share(ft_basic), metrics.norm_shares)
+        fair_tree = compute(ft_basic)
+        assert np.array_equal(target_share(ft_basic, fair_tree), metrics.norm_shares)
+        assert np.array_equal(level_share(ft_basic, metrics), fair_tree.norm_shares)
 
     def test_ft_basic_effectv_usage_mixes_own_and_parent_usage(self, ft_basic):
         metrics = compute(ft_basic, Algorithm.CLASSIC)
