@@ -16,6 +16,16 @@ def examples_or_skip() -> Path:
     return EXAMPLES
 
 
+def write_file(folder: Path, name: str, text: str | bytes) -> str:
+    """A test input file in `folder`; its path as the commands take it."""
+    path = folder / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return str(path)
+
+
 @dataclass(frozen=True)
 class Ran:
     status: int

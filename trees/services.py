@@ -362,6 +362,7 @@ def _share_change(
 
 @dataclass(frozen=True)
 class SlurmImport:
+    algorithm: Algorithm  # the cluster's, which a file of the other one does not change
     associations: int
     created: int
     updated: int
@@ -410,20 +411,6 @@ def slurm_tree_import(
             user=user,
         )
     return replace(summary, cluster_created=created)
-
-
-def slurm_recompute(*, cluster: Cluster) -> SlurmImport:
-    """Store every association's metrics again (after a policy or usage change)."""
-    with transaction.atomic():
-        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
-        state = slurm_state_get(cluster=cluster)
-        return _slurm_store(
-            cluster,
-            state.tree,
-            grp_tres_mins=state.grp_tres_mins,
-            tres_run_mins=state.tres_run_mins,
-            reason="recompute",
-        )
 
 
 def _slurm_kind(tree: SlurmTree, node: int) -> str:
@@ -525,6 +512,7 @@ def _slurm_store(
     cluster.metrics_updated_at = now
     cluster.save(update_fields=["metrics_updated_at"])
     return SlurmImport(
+        algorithm=metrics.algorithm,
         associations=len(tree) - 1,
         created=sum(len(level) for level in to_create),
         updated=len(to_update),

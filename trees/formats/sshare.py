@@ -301,13 +301,37 @@ class SshareFile:
         return [entry.association for entry in self.entries]
 
     @property
-    def tres_names(self) -> list[str]:
-        """The TRES of the cluster, as its TRESRunMins cells list them."""
+    def listed_tres(self) -> list[str] | None:
+        """The cluster's TRES as a whole TRESRunMins cell lists them; None if none does."""
         for entry in self.entries:
             text = entry.cells.get("TRESRunMins", "")
             if text and not text.endswith("+"):
                 return [item.split("=", 1)[0] for item in text.split(",")]
-        return list(DEFAULT_TRES)
+        return None
+
+    @property
+    def tres_names(self) -> list[str]:
+        return self.listed_tres or list(DEFAULT_TRES)
+
+    @property
+    def tres_run_mins(self) -> dict[tuple[str, str | None], str]:
+        """Each association's TRESRunMins where a job ran; the all-zero text is left out,
+        also when the aligned layout cut it at 30 characters."""
+        zeros = zero_tres(self.tres_names)
+        out = {}
+        for entry in self.entries:
+            text = entry.cells.get("TRESRunMins", "")
+            if text and text != zeros and not (text.endswith("+") and zeros.startswith(text[:-1])):
+                out[entry.association.key] = text
+        return out
+
+    @property
+    def grp_tres_mins(self) -> dict[tuple[str, str | None], str]:
+        return {
+            entry.association.key: entry.cells["GrpTRESMins"]
+            for entry in self.entries
+            if entry.cells.get("GrpTRESMins")
+        }
 
 
 def _header_columns(text: str) -> list[tuple[str, int, int]]:

@@ -2,19 +2,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Run, examples_or_skip
+from tests.conftest import Run, examples_or_skip, write_file
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, ShareChange
 
 pytestmark = pytest.mark.django_db
 
 
 def write(tmp_path: Path, text: str | bytes, name: str = "resource_group") -> str:
-    path = tmp_path / name
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
-    return str(path)
+    return write_file(tmp_path, name, text)
 
 
 def test_it_creates_the_cluster_and_its_tree(run: Run) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.forms.models import model_to_dict
 
-from tests.conftest import SHARED, Run
+from tests.conftest import SHARED, Run, write_file
 from tests.trees.formats.test_sshare import SMALL_LONG_P, ZEROS
 from trees.engine.fairtree import Algorithm
 from trees.models import Cluster, Node, NodeKind, Scheduler, ShareChange
@@ -31,12 +31,7 @@ def capture_or_skip(name: str) -> Path:
 
 
 def write(tmp_path: Path, text: str | bytes, name: str = "sshare.txt") -> str:
-    path = tmp_path / name
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
-    return str(path)
+    return write_file(tmp_path, name, text)
 
 
 def imported(run: Run, path: str | Path, cluster: str = "c") -> str:
