@@ -1,0 +1,643 @@
+"""A safe evaluator for PBS formulas: `fairshare_usage_res` and `job_sort_formula`.
+
+PBS evaluates both as Python expressions over job resources with the math module's functions
+(seed 000, seed 001, seed 003, DESIGN.md §5). Here the text goes through `ast.parse` only, every
+node is checked against a whitelist, and the formula is compiled once into a tree of small
+closures: evaluating it walks no AST and never reaches eval, exec or compile.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import math
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import NamedTuple
+
+MAX_FORMULA_LENGTH = 1000
+# Realistic formulas nest a handful of levels; the cap keeps compiling and evaluating (both
+# recursive) far from Python's recursion limit whatever the caller's stack depth.
+MAX_NESTING = 100
+KNOWN_NAMES_SHOWN = 12
+
+Values = Mapping[str, float]
+Evaluator = Callable[[Values], float]
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line ends Python's tokenizer counts
+_LEADING_BLANKS = " \t\f\r\n"  # eval mode rejects an indented first line; PBS does not care
+_isfinite = math.isfinite
+
+
+class FormulaError(ValueError):
+    """A formula text PBS formula semantics reject, located at a 0-based character offset."""
+
+    message: str
+    position: int
+    text: str
+
+    def __init__(self, message: str, position: int, text: str) -> None:
+        # All three in args, so that the error pickles (Celery) and compares by value.
+        super().__init__(message, position, text)
+        self.message = message
+        self.position = position
+        self.text = text
+
+    def __str__(self) -> str:
+        """`col N: message` with a 1-based column, and the line too when it is not the first."""
+        line, column = _line_and_column(self.text, self.position)
+        where = f"col {column}" if line == 1 else f"line {line}, col {column}"
+        return f"{where}: {self.message}"
+
+
+class FormulaValueError(ArithmeticError):
+    """Evaluating a PBS formula failed for these values (division by zero, domain, overflow)."""
+
+
+@dataclass(frozen=True)
+class MathFunction:
+    """A function of the formula language, as Python's math module lends it to PBS formulas."""
+
+    apply: Callable[..., float]
+    min_args: int
+    max_args: int | None  # None: any number
+    domain: str = "math domain error"  # what a ValueError from `apply` means
+
+    def arity(self) -> str:
+        """How many arguments it takes, in words, as Python's own messages say it."""
+        if self.max_args is None:
+            return f"at least {self.min_args} argument{'s' * (self.min_args != 1)}"
+        if self.max_args == self.min_args:
+            return f"{self.min_args} argument{'s' * (self.min_args != 1)}"
+        return f"{self.min_args} or {self.max_args} arguments"
+
+    def accepts(self, count: int) -> bool:
+        """Whether a call with `count` positional arguments has the right arity."""
+        return count >= self.min_args and (self.max_args is None or count <= self.max_args)
+
+
+def _minimum(*arguments: float) -> float:
+    """min() over the arguments, as Python's builtin gives it to a PBS formula."""
+    return min(arguments)
+
+
+def _maximum(*arguments: float) -> float:
+    """max() over the arguments, as Python's builtin gives it to a PBS formula."""
+    return max(arguments)
+
+
+def _floor(value: float) -> float:
+    """math.floor, kept a float as all formula arithmetic is."""
+    return float(math.floor(value))
+
+
+def _ceil(value: float) -> float:
+    """math.ceil, kept a float as all formula arithmetic is."""
+    return float(math.ceil(value))
+
+
+_POW = MathFunction(
+    math.pow, 2, 2, "a negative number to a fractional power, or 0 to a negative power"
+)
+
+FUNCTIONS: Mapping[str, MathFunction] = MappingProxyType(
+    {
+        "pow": _POW,
+        "log": MathFunction(math.log, 1, 2, "logarithm of a number ≤ 0 or to a base ≤ 0"),
+        "sqrt": MathFunction(math.sqrt, 1, 1, "square root of a negative number"),
+        "exp": MathFunction(math.exp, 1, 1),
+        "min": MathFunction(_minimum, 1, None),
+        "max": MathFunction(_maximum, 1, None),
+        "abs": MathFunction(math.fabs, 1, 1),
+        "floor": MathFunction(_floor, 1, 1, "floor of nan"),
+        "ceil": MathFunction(_ceil, 1, 1, "ceil of nan"),
+    }
+)
+
+_REJECTED_OPERATORS: Mapping[type[ast.operator], str] = {
+    ast.Mod: "'%' is not allowed",
+    ast.FloorDiv: "'//' is not allowed",
+    ast.MatMult: "'@' is not allowed",
+    ast.LShift: "'<<' is not allowed",
+    ast.RShift: "'>>' is not allowed",
+    ast.BitOr: "'|' is not allowed",
+    ast.BitAnd: "'&' is not allowed",
+    ast.BitXor: "'^' is not allowed (for a power write '**' or pow(x, y))",
+}
+
+_REJECTED_NODES: Mapping[type[ast.AST], str] = {
+    ast.Attribute: "attribute access is not allowed",
+    ast.Subscript: "subscripts are not allowed",
+    ast.Slice: "slices are not allowed",
+    ast.Lambda: "lambdas are not allowed",
+    ast.ListComp: "comprehensions are not allowed",
+    ast.SetComp: "comprehensions are not allowed",
+    ast.DictComp: "comprehensions are not allowed",
+    ast.GeneratorExp: "comprehensions are not allowed",
+    ast.Compare: "comparisons are not allowed",
+    ast.BoolOp: "boolean operators ('and', 'or') are not allowed",
+    ast.IfExp: "conditional expressions are not allowed",
+    ast.JoinedStr: "f-strings are not allowed",
+    ast.FormattedValue: "f-strings are not allowed",
+    ast.NamedExpr: "assignment expressions (':=') are not allowed",
+    ast.Tuple: "tuples are not allowed",
+    ast.List: "lists are not allowed",
+    ast.Set: "sets are not allowed",
+    ast.Dict: "dicts are not allowed",
+    ast.Starred: "'*' unpacking is not allowed",
+    ast.Await: "'await' is not allowed",
+    ast.Yield: "'yield' is not allowed",
+    ast.YieldFrom: "'yield' is not allowed",
+}
+
+_REJECTED_UNARY: Mapping[type[ast.unaryop], str] = {
+    ast.Not: "'not' is not allowed",
+    ast.Invert: "'~' is not allowed",
+}
+
+
+class _Term(NamedTuple):
+    """One term of a top-level sum: its source text, its sign and its compiled closure."""
+
+    text: str
+    negative: bool
+    evaluator: Evaluator
+
+
+@dataclass(frozen=True, slots=True)
+class Formula:
+    """A PBS formula (`fairshare_usage_res`, `job_sort_formula`) compiled once to closures."""
+
+    text: str
+    names: tuple[str, ...]
+    _evaluator: Evaluator = field(repr=False, compare=False)
+    _terms: tuple[_Term, ...] = field(repr=False, compare=False)
+
+    def evaluate(self, values: Mapping[str, float]) -> float:
+        """The formula's value; a resource missing from `values` is 0, as PBS counts it unset."""
+        return self._evaluator(values)
+
+
+def parse_formula(text: str, names: Collection[str]) -> Formula:
+    """Check and compile a PBS formula over the resources `names` (PBS formula semantics)."""
+    if len(text) > MAX_FORMULA_LENGTH:
+        raise FormulaError(
+            f"formula too long ({len(text)} characters, at most {MAX_FORMULA_LENGTH})",
+            MAX_FORMULA_LENGTH,
+            text,
+        )
+    if not text.strip():
+        raise FormulaError("empty formula", 0, text)
+    invalid = _invalid_character(text)
+    if invalid is not None:
+        raise FormulaError(f"invalid character {text[invalid]!r}", invalid, text)
+    source = _Source(text)
+    root = _parse(source)
+    _check_nesting(source, root)
+    compiler = _Compiler(source, names)
+    evaluator, terms = compiler.compile_root(root)
+    return Formula(text, tuple(compiler.used), evaluator, tuple(terms))
+
+
+def describe_terms(formula: Formula, values: Mapping[str, float]) -> list[tuple[str, float]]:
+    """Each top-level term of the formula with its signed value: job_sort_formula's parts."""
+    formula.evaluate(values)  # the same FormulaValueError as evaluate(), whatever the terms say
+    described = []
+    for term in formula._terms:
+        value = term.evaluator(values)
+        described.append((term.text, -value if term.negative else value))
+    return described
+
+
+def _line_and_column(text: str, position: int) -> tuple[int, int]:
+    """1-based line and column of a character offset, lines split as Python splits them."""
+    breaks = list(_LINE_BREAK.finditer(text, 0, position))
+    if not breaks:
+        return 1, position + 1
+    return len(breaks) + 1, position - breaks[-1].end() + 1
+
+
+class _Source:
+    """A formula's text and the conversion of ast's line/UTF-8-byte positions to characters."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lead = len(text) - len(text.lstrip(_LEADING_BLANKS))
+        self.body = text[self.lead :]
+        self.line_starts = [0, *(match.end() for match in _LINE_BREAK.finditer(self.body))]
+
+    def offset(self, lineno: int, column: int) -> int:
+        """The offset in the text of a 1-based line and a 0-based character column of the body."""
+        if not 1 <= lineno <= len(self.line_starts):
+            return len(self.text)
+        return min(self.lead + self.line_starts[lineno - 1] + column, len(self.text))
+
+    def _byte_offset(self, lineno: int, byte_column: int) -> int:
+        """The offset of an ast position, whose column counts UTF-8 bytes."""
+        start = self.line_starts[lineno - 1]
+        line = self.body[start : start + byte_column]  # a character takes at least one byte
+        column = len(line.encode()[:byte_column].decode())
+        return self.offset(lineno, column)
+
+    def start(self, node: ast.expr | ast.keyword) -> int:
+        """Where a node starts in the text."""
+        return self._byte_offset(node.lineno, node.col_offset)
+
+    def end(self, node: ast.expr) -> int:
+        """Where a node ends in the text."""
+        return self._byte_offset(node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+    def segment(self, node: ast.expr) -> str:
+        """A node's source text."""
+        return self.text[self.start(node) : self.end(node)]
+
+    def error(self, message: str, node: ast.expr | ast.keyword) -> FormulaError:
+        """A FormulaError at the start of `node`."""
+        return FormulaError(message, self.start(node), self.text)
+
+    def syntax_error(self, error: SyntaxError) -> FormulaError:
+        """A FormulaError where Python puts a syntax error; no position means the end."""
+        # 3.11 gives character columns for str input, and offset 0 for errors at the end of input.
+        if not error.lineno or not error.offset or error.offset < 1:
+            position = len(self.text)
+        else:
+            position = self.offset(error.lineno, error.offset - 1)
+        return FormulaError(f"syntax error: {error.msg}", position, self.text)
+
+
+def _parse(source: _Source) -> ast.expr:
+    """The expression's AST, every parser failure turned into a FormulaError."""
+    try:
+        return ast.parse(source.body, mode="eval").body
+    except SyntaxError as error:
+        raise source.syntax_error(error) from None
+    except (RecursionError, MemoryError):
+        raise FormulaError("formula nested too deeply", 0, source.text) from None
+    except ValueError:  # anything _invalid_character missed, at no better known place
+        raise FormulaError("invalid formula text", 0, source.text) from None
+
+
+def _invalid_character(text: str) -> int | None:
+    """The offset of a null byte or a lone surrogate, which the parser reports without one."""
+    for index, char in enumerate(text):
+        if char == "\0" or "\ud800" <= char <= "\udfff":
+            return index
+    return None
+
+
+def _check_nesting(source: _Source, root: ast.expr) -> None:
+    """Reject expressions nested deeper than MAX_NESTING, without recursing to find out."""
+    pending = [(root, 1)]
+    while pending:
+        node, depth = pending.pop()
+        if depth > MAX_NESTING:
+            message = f"formula nested too deeply (more than {MAX_NESTING} levels)"
+            raise source.error(message, node)
+        pending.extend(
+            (child, depth + 1)
+            for child in ast.iter_child_nodes(node)
+            if isinstance(child, ast.expr)
+        )
+
+
+def _operator_offset(gap: str) -> int:
+    """Where a binary operator starts in the text between its operands, past ( ) and comments."""
+    index = 0
+    while index < len(gap):
+        char = gap[index]
+        if char == "#":
+            index = gap.find("\n", index)
+            if index < 0:
+                break
+        elif char in "() \t\f\r\n\\":
+            index += 1
+        else:
+            return index
+    return 0
+
+
+def _unknown_resource(name: str, known: Collection[str]) -> str:
+    """The message for a name that is neither a resource nor a function, with a likely fix."""
+    listed = sorted(known)
+    shown = ", ".join(listed[:KNOWN_NAMES_SHOWN]) or "none"
+    if len(listed) > KNOWN_NAMES_SHOWN:
+        shown += ", ..."
+    close = difflib.get_close_matches(name, listed, n=1)
+    hint = f", did you mean '{close[0]}'?" if close else ""
+    return f"unknown resource '{name}'{hint} (known: {shown})"
+
+
+class _Compiler:
+    """Checks one parsed formula against the whitelist and builds its closures."""
+
+    def __init__(self, source: _Source, names: Collection[str]) -> None:
+        self.source = source
+        self.known = frozenset(names)
+        self.used: dict[str, None] = {}  # insertion-ordered: names in order of first use
+
+    def compile_root(self, root: ast.expr) -> tuple[Evaluator, list[_Term]]:
+        """The whole formula's closure and its top-level terms."""
+        if _is_sum(root):
+            assert isinstance(root, ast.BinOp)
+            return self._sum(root)
+        evaluator = self.compile(root)
+        if _may_be_unchecked(root):
+            evaluator = _finite(evaluator, self.source.segment(root))
+        return evaluator, [_Term(self.source.segment(root), False, evaluator)]
+
+    def compile(self, node: ast.expr) -> Evaluator:
+        """The closure computing `node`, or a FormulaError at the first node not allowed."""
+        if isinstance(node, ast.Constant):
+            return self._constant(node)
+        if isinstance(node, ast.Name):
+            return self._name(node)
+        if isinstance(node, ast.BinOp):
+            return self._sum(node)[0] if _is_sum(node) else self._binary(node)
+        if isinstance(node, ast.UnaryOp):
+            return self._unary(node)
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        message = _REJECTED_NODES.get(type(node), f"{type(node).__name__} is not allowed")
+        raise self.source.error(message, node)
+
+    def _constant(self, node: ast.Constant) -> Evaluator:
+        """A number literal, as a float; any other literal is rejected."""
+        value = node.value
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.source.error(_literal_message(value), node)
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if not _isfinite(number):
+            raise self.source.error("number too large", node)
+        return _constant(number)
+
+    def _name(self, node: ast.Name) -> Evaluator:
+        """A resource read from the values; a function's name alone is an error."""
+        if node.id in self.known:
+            self.used.setdefault(node.id)
+            return _resource(node.id)
+        if node.id in FUNCTIONS:
+            message = f"function '{node.id}' used as a value (call it: {node.id}(...))"
+            raise self.source.error(message, node)
+        raise self.source.error(_unknown_resource(node.id, self.known), node)
+
+    def _sum(self, node: ast.BinOp) -> tuple[Evaluator, list[_Term]]:
+        """A chain `a + b - c`, built left to right as Python associates it, and its terms."""
+        steps: list[ast.BinOp] = []
+        first: ast.expr = node
+        while isinstance(first, ast.BinOp) and _is_sum(first):
+            steps.append(first)
+            first = first.left
+        total = self.compile(first)
+        terms = [_Term(self.source.segment(first), False, total)]
+        for step in reversed(steps):
+            term = self.compile(step.right)
+            negative = isinstance(step.op, ast.Sub)
+            terms.append(_Term(self.source.segment(step.right), negative, term))
+            combine = _difference if negative else _addition
+            total = combine(total, term, self.source.segment(step))
+        return total, terms
+
+    def _binary(self, node: ast.BinOp) -> Evaluator:
+        """`*`, `/` and `**`; other operators are rejected at the operator itself."""
+        rejected = _REJECTED_OPERATORS.get(type(node.op))
+        if rejected is not None:
+            gap_start = self.source.end(node.left)
+            gap = self.source.text[gap_start : self.source.start(node.right)]
+            raise FormulaError(rejected, gap_start + _operator_offset(gap), self.source.text)
+        left = self.compile(node.left)
+        right = self.compile(node.right)
+        text = self.source.segment(node)
+        if isinstance(node.op, ast.Mult):
+            return _product(left, right, text)
+        if isinstance(node.op, ast.Div):
+            return _quotient(left, right, text)
+        return _application(_POW, [left, right], text)  # ast.Pow: math.pow, never a complex
+
+    def _unary(self, node: ast.UnaryOp) -> Evaluator:
+        """Unary minus and plus; `not` and `~` are rejected."""
+        rejected = _REJECTED_UNARY.get(type(node.op))
+        if rejected is not None:
+            raise self.source.error(rejected, node)
+        operand = self.compile(node.operand)
+        return _negation(operand) if isinstance(node.op, ast.USub) else operand
+
+    def _call(self, node: ast.Call) -> Evaluator:
+        """A call of one of FUNCTIONS by plain name, with positional arguments, right arity."""
+        function = self._function(node.func)
+        for argument in node.args:
+            if isinstance(argument, ast.Starred):
+                raise self.source.error("'*' arguments are not allowed", argument)
+        for keyword in node.keywords:
+            message = (
+                "'**' arguments are not allowed"
+                if keyword.arg is None
+                else f"keyword arguments are not allowed ('{keyword.arg}=')"
+            )
+            raise self.source.error(message, keyword)
+        if not function.accepts(len(node.args)):
+            assert isinstance(node.func, ast.Name)
+            message = f"{node.func.id}() takes {function.arity()} ({len(node.args)} given)"
+            raise self.source.error(message, node)
+        arguments = [self.compile(argument) for argument in node.args]
+        return _application(function, arguments, self.source.segment(node))
+
+    def _function(self, func: ast.expr) -> MathFunction:
+        """The function a call names; anything but a known function's plain name is rejected."""
+        known = ", ".join(sorted(FUNCTIONS))
+        if not isinstance(func, ast.Name):
+            message = f"only these functions can be called, by plain name: {known}"
+            raise self.source.error(message, func)
+        function = FUNCTIONS.get(func.id)
+        if function is not None:
+            return function
+        if func.id in self.known:
+            raise self.source.error(f"resource '{func.id}' is not a function", func)
+        raise self.source.error(f"unknown function '{func.id}' (known: {known})", func)
+
+
+def _is_sum(node: ast.expr) -> bool:
+    """Whether a node is `a + b` or `a - b`."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub)
+
+
+def _may_be_unchecked(node: ast.expr) -> bool:
+    """Whether a formula's value can come straight from the values, unchecked for inf and nan."""
+    while isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return isinstance(node, ast.Name)
+
+
+def _literal_message(value: object) -> str:
+    """Why a literal that is not a number is rejected."""
+    if isinstance(value, bool):
+        return "booleans are not allowed"
+    if isinstance(value, str):
+        return "string literals are not allowed"
+    if isinstance(value, bytes):
+        return "bytes literals are not allowed"
+    if isinstance(value, complex):
+        return "complex numbers are not allowed"
+    return f"{value!r} is not allowed"
+
+
+def _not_finite(result: float, text: str) -> FormulaValueError:
+    """The error for an inf or nan result, which PBS could not sort or accrue."""
+    if math.isnan(result):
+        return FormulaValueError(f"result is not a number (nan) in {text!r}")
+    return FormulaValueError(f"overflow (result is {result}) in {text!r}")
+
+
+def _failure(error: ArithmeticError | ValueError, function: MathFunction, text: str) -> str:
+    """What a math function's exception means, for a FormulaValueError message."""
+    if isinstance(error, ZeroDivisionError):
+        return f"division by zero in {text!r}"
+    if isinstance(error, OverflowError):
+        return f"overflow in {text!r}"
+    return f"{function.domain} in {text!r}"
+
+
+def _constant(number: float) -> Evaluator:
+    """A closure returning a number literal."""
+
+    def constant(values: Values) -> float:
+        return number
+
+    return constant
+
+
+def _resource(name: str) -> Evaluator:
+    """A closure reading one resource; PBS counts an unset resource as 0."""
+
+    def resource(values: Values) -> float:
+        raw = values.get(name, 0.0)
+        try:
+            return float(raw)
+        except (TypeError, ValueError):
+            raise FormulaValueError(f"resource {name!r} is not a number: {raw!r}") from None
+
+    return resource
+
+
+def _finite(operand: Evaluator, text: str) -> Evaluator:
+    """A closure rejecting an inf or nan value that no operation has checked yet."""
+
+    def finite(values: Values) -> float:
+        result = operand(values)
+        if _isfinite(result):
+            return result
+        raise _not_finite(result, text)
+
+    return finite
+
+
+def _negation(operand: Evaluator) -> Evaluator:
+    """Unary minus."""
+
+    def negation(values: Values) -> float:
+        return -operand(values)
+
+    return negation
+
+
+def _addition(left: Evaluator, right: Evaluator, text: str) -> Evaluator:
+    """`a + b` in floats."""
+
+    def addition(values: Values) -> float:
+        result = left(values) + right(values)
+        if _isfinite(result):
+            return result
+        raise _not_finite(result, text)
+
+    return addition
+
+
+def _difference(left: Evaluator, right: Evaluator, text: str) -> Evaluator:
+    """`a - b` in floats."""
+
+    def difference(values: Values) -> float:
+        result = left(values) - right(values)
+        if _isfinite(result):
+            return result
+        raise _not_finite(result, text)
+
+    return difference
+
+
+def _product(left: Evaluator, right: Evaluator, text: str) -> Evaluator:
+    """`a * b` in floats."""
+
+    def product(values: Values) -> float:
+        result = left(values) * right(values)
+        if _isfinite(result):
+            return result
+        raise _not_finite(result, text)
+
+    return product
+
+
+def _quotient(left: Evaluator, right: Evaluator, text: str) -> Evaluator:
+    """`a / b` in floats; a zero divisor is an error, as in Python and PBS."""
+
+    def quotient(values: Values) -> float:
+        dividend = left(values)
+        divisor = right(values)
+        try:
+            result = dividend / divisor
+        except ZeroDivisionError:
+            raise FormulaValueError(f"division by zero in {text!r}") from None
+        if _isfinite(result):
+            return result
+        raise _not_finite(result, text)
+
+    return quotient
+
+
+def _application(function: MathFunction, arguments: Sequence[Evaluator], text: str) -> Evaluator:
+    """A call of a math function, specialised by arity so that the common ones stay cheap."""
+    apply = function.apply
+    if len(arguments) == 1:
+        (only,) = arguments
+
+        def unary(values: Values) -> float:
+            argument = only(values)
+            try:
+                result = apply(argument)
+            except (ArithmeticError, ValueError) as error:
+                raise FormulaValueError(_failure(error, function, text)) from None
+            if _isfinite(result):
+                return result
+            raise _not_finite(result, text)
+
+        return unary
+    if len(arguments) == 2:
+        first, second = arguments
+
+        def binary(values: Values) -> float:
+            x = first(values)
+            y = second(values)
+            try:
+                result = apply(x, y)
+            except (ArithmeticError, ValueError) as error:
+                raise FormulaValueError(_failure(error, function, text)) from None
+            if _isfinite(result):
+                return result
+            raise _not_finite(result, text)
+
+        return binary
+
+    def variadic(values: Values) -> float:
+        evaluated = [argument(values) for argument in arguments]
+        try:
+            result = apply(*evaluated)
+        except (ArithmeticError, ValueError) as error:
+            raise FormulaValueError(_failure(error, function, text)) from None
+        if _isfinite(result):
+            return result
+        raise _not_finite(result, text)
+
+    return variadic
