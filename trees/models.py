@@ -3,10 +3,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from accounting.parsers.records import USAGE_RESOURCES
 from trees.engine.fairtree import Algorithm, UsageResetPeriod
+from trees.engine.formula import FormulaError, parse_formula
 
 
 class Scheduler(models.TextChoices):
@@ -134,6 +137,14 @@ class Cluster(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        """A usage formula that does not parse is refused here, with where it goes wrong."""
+        try:
+            parse_formula(self.fairshare_usage_res, USAGE_RESOURCES)
+        except FormulaError as exc:
+            text = self.fairshare_usage_res
+            raise ValidationError({"fairshare_usage_res": f"{text!r}: {exc}"}) from exc
 
 
 class NodeKind(models.TextChoices):

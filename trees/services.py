@@ -27,9 +27,13 @@ from trees.engine.fairtree import (
 )
 from trees.engine.fairtree import compute as fair_tree_compute
 from trees.engine.pbs import (
+    FAIRSHARE_MIN_USAGE,
+    ROOT_ALIAS,
+    UNKNOWN_CGROUP,
     GroupDef,
     PbsMetrics,
     PbsTree,
+    UsageRecord,
     compute,
 )
 from trees.engine.tree import ROOT
@@ -130,6 +134,7 @@ def sched_config_import(*, cluster_name: str, config: FairshareConfig) -> StoreS
     """Take the fairshare keys of a sched_config (PBS's defaults for keys it leaves unset)."""
     with transaction.atomic():
         cluster, created = cluster_get_or_create(name=cluster_name)
+        formula_changed = cluster.fairshare_usage_res != config.fairshare_usage_res
         cluster.fairshare_usage_res = config.fairshare_usage_res
         cluster.fairshare_entity = config.fairshare_entity
         cluster.decay_interval = timedelta(seconds=config.decay_time)
@@ -141,6 +146,11 @@ def sched_config_import(*, cluster_name: str, config: FairshareConfig) -> StoreS
         summary = _pbs_store(
             cluster, groups=state.groups, database=state.database, reason="sched_config import"
         )
+        if formula_changed:
+            # Imported here: the accounting app builds on this one, not the other way round.
+            from accounting.services import jobs_usage_recompute
+
+            jobs_usage_recompute(cluster=cluster)
     return replace(summary, cluster_created=created)
 
 
@@ -163,6 +173,51 @@ def pbs_usage_import(*, cluster_name: str, usage: UsageFile) -> UsageImport:
         database = UsageDatabase(exists=True, last_decay=usage.last_decay, records=tuple(kept))
         summary = _pbs_store(cluster, groups=state.groups, database=database, reason="usage import")
     return UsageImport(replace(summary, cluster_created=created), screened, len(kept))
+
+
+def pbs_entities_add(*, cluster: Cluster, names: Sequence[str], reason: str) -> list[str]:
+    """Entities met in jobs that the tree lacks: under `unknown`, with PBS's first usage (1).
+
+    find_alloc_ginfo does this when a job names an entity the resource_group does not have.
+    Returns the names added.
+    """
+    with transaction.atomic():
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        state = pbs_state_get(cluster=cluster)
+        held = {group.name for group in state.groups} | {r.name for r in state.database.records}
+        new = [name for name in dict.fromkeys(names) if name not in held]
+        if new:
+            added = tuple(UsageRecord(name, FAIRSHARE_MIN_USAGE) for name in new)
+            database = replace(state.database, records=state.database.records + added)
+            _pbs_store(cluster, groups=state.groups, database=database, reason=reason)
+    return new
+
+
+def pbs_groups_add(
+    *, cluster: Cluster, groups: Sequence[tuple[str, str | None, int]], reason: str
+) -> list[str]:
+    """Define new resource groups `(name, parent or None for root, shares)`, parents first.
+
+    Each takes the next free resource group id. Names the tree already defines are skipped;
+    an entity that was under `unknown` moves to its place and keeps its usage.
+    """
+    with transaction.atomic():
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        state = pbs_state_get(cluster=cluster)
+        defined = {group.name for group in state.groups}
+        cgroup = max((group.cgroup for group in state.groups), default=UNKNOWN_CGROUP)
+        added: list[GroupDef] = []
+        for name, parent, shares in groups:
+            if name in defined:
+                continue
+            cgroup += 1
+            added.append(GroupDef(name, cgroup, parent or ROOT_ALIAS, shares))
+            defined.add(name)
+        if added:
+            _pbs_store(
+                cluster, groups=[*state.groups, *added], database=state.database, reason=reason
+            )
+    return [group.name for group in added]
 
 
 def pbsfs_run(*, cluster: Cluster, argv: Sequence[str], now: datetime | None = None) -> PbsfsResult:
@@ -411,6 +466,34 @@ def slurm_tree_import(
             user=user,
         )
     return replace(summary, cluster_created=created)
+
+
+def slurm_associations_add(
+    *, cluster: Cluster, associations: Sequence[AssociationDef], reason: str
+) -> list[str]:
+    """Add accounts and user associations the tree lacks, keeping everyone's raw usage.
+
+    Returns the added associations as `account` or `account:user`.
+    """
+    with transaction.atomic():
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        state = slurm_state_get(cluster=cluster)
+        current = state.tree.records()
+        held = {association.key for association in current}
+        new = [a for a in dict.fromkeys(associations) if a.key not in held]
+        if new:
+            try:
+                tree = SlurmTree.build([*current, *new])
+            except ValueError as exc:
+                raise ValidationError(str(exc)) from exc
+            _slurm_store(
+                cluster,
+                tree,
+                grp_tres_mins=state.grp_tres_mins,
+                tres_run_mins=state.tres_run_mins,
+                reason=reason,
+            )
+    return [f"{a.account}:{a.user}" if a.user is not None else a.account for a in new]
 
 
 def _slurm_kind(tree: SlurmTree, node: int) -> str:

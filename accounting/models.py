@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import F, Q
+
+from accounting.parsers.records import JobState
+from trees.models import Cluster, Node
+
+JOB_STATES = [(state.value, state.value) for state in JobState]
+
+
+class IngestSource(models.TextChoices):
+    PBS_ACCOUNTING = "pbs_accounting", "PBS accounting logs"
+    SWF = "swf", "SWF workload trace"
+    SACCT = "sacct", "Slurm sacct dump"
+
+
+class IngestRun(models.Model):
+    """One ingestion: which files, what each gave, how long it took.
+
+    Each file is its own transaction, so `files` lists only the files that were stored; a run
+    with no `finished_at` was interrupted, and running it again stores only what is missing.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="ingest_runs")
+    source = models.CharField(max_length=16, choices=IngestSource.choices)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # [{"path", "read", "ingested", "duplicates", "rejected", "running", "error"}] per file
+    files = models.JSONField(default=list)
+    read = models.PositiveIntegerField(default=0)
+    ingested = models.PositiveIntegerField(default=0)
+    duplicates = models.PositiveIntegerField(default=0)
+    rejected = models.PositiveIntegerField(default=0)
+    running = models.PositiveIntegerField(default=0, help_text="Runs started, not yet ended.")
+    record_types = models.JSONField(default=dict, help_text="Lines read, by record type.")
+    unknown_entities = models.JSONField(
+        default=list, help_text="Entities met in the jobs that the tree does not have."
+    )
+    created_nodes = models.JSONField(default=list, help_text="Nodes made by --create-nodes.")
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(source__in=IngestSource.values), name="ingest_run_source_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}:{self.source}@{self.started_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds from start to finish; None while running or when interrupted."""
+        if self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+
+class IngestRejection(models.Model):
+    """A line an ingestion did not take, with why, and the line itself."""
+
+    run = models.ForeignKey(IngestRun, on_delete=models.CASCADE, related_name="rejections")
+    file = models.CharField(max_length=1024)
+    line = models.PositiveIntegerField()
+    field = models.CharField(max_length=255)
+    reason = models.TextField()
+    text = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "file", "line", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.field}: {self.reason}"
+
+
+class Job(models.Model):
+    """One run of a job, as the scheduler's accounting recorded it.
+
+    `entity` is the fairshare entity the run is charged to, named as the scheduler keys it
+    (PBS: by `fairshare_entity`; Slurm: `account:user`); `node` is that leaf while it exists.
+    `usage` is the run's `fairshare_usage_res`, undecayed. Times are UTC, durations seconds.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="jobs")
+    job_id = models.CharField(max_length=128, help_text="Without the server; array index kept.")
+    run = models.PositiveIntegerField(default=1, help_text="PBS run_count: 1 for the first run.")
+    state = models.CharField(max_length=16, choices=JOB_STATES)
+    server = models.CharField(max_length=255, blank=True)
+    entity = models.CharField(max_length=255)
+    node = models.ForeignKey(
+        Node, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
+    )
+    user = models.CharField(max_length=255, blank=True)
+    group = models.CharField(max_length=255, blank=True)
+    account = models.CharField(max_length=255, blank=True)
+    project = models.CharField(max_length=255, blank=True)
+    queue = models.CharField(max_length=255, blank=True)
+    partition = models.CharField(max_length=255, blank=True)
+    jobname = models.CharField(max_length=255, blank=True)
+    ncpus = models.PositiveIntegerField(default=0)
+    ngpus = models.PositiveIntegerField(default=0)
+    nodes = models.PositiveIntegerField(default=0)
+    memory = models.BigIntegerField(null=True, blank=True, help_text="Bytes used.")
+    vmem = models.BigIntegerField(null=True, blank=True, help_text="Bytes of virtual memory.")
+    mpiprocs = models.PositiveIntegerField(null=True, blank=True)
+    cpupercent = models.PositiveIntegerField(null=True, blank=True)
+    billing = models.FloatField(null=True, blank=True, help_text="Slurm billing TRES.")
+    requested_walltime = models.PositiveIntegerField(null=True, blank=True)
+    walltime = models.PositiveIntegerField(null=True, blank=True)
+    cput = models.FloatField(null=True, blank=True)
+    ctime = models.DateTimeField(null=True, blank=True)
+    qtime = models.DateTimeField(null=True, blank=True)
+    etime = models.DateTimeField(null=True, blank=True)
+    start = models.DateTimeField(null=True, blank=True)
+    end = models.DateTimeField(null=True, blank=True)
+    exit_status = models.IntegerField(null=True, blank=True)
+    usage = models.FloatField(default=0.0)
+    source_file = models.CharField(max_length=1024)
+    source_line = models.PositiveIntegerField()
+    ingest = models.ForeignKey(
+        IngestRun, null=True, blank=True, on_delete=models.SET_NULL, db_index=False
+    )
+
+    class Meta:
+        ordering = ["cluster", "end", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "job_id", "run"], name="job_run_unique_per_cluster"
+            ),
+            models.CheckConstraint(
+                condition=Q(state__in=[state.value for state in JobState]),
+                name="job_state_known",
+            ),
+            models.CheckConstraint(condition=Q(usage__gte=0), name="job_usage_not_negative"),
+            models.CheckConstraint(
+                condition=Q(end__isnull=True) | Q(start__isnull=True) | Q(end__gte=F("start")),
+                name="job_ends_after_start",
+            ),
+        ]
+        indexes = [models.Index(fields=["cluster", "end"])]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}:{self.job_id}#{self.run}"
+
+    @property
+    def core_hours(self) -> float:
+        return self.ncpus * (self.walltime or 0) / 3600
