@@ -35,6 +35,7 @@ pytest: $(BIN)/.installed
 bench: $(BIN)/.installed
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/fairtree.py
+	$(BIN)/python bench/ingest.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .mypy_cache .pytest_cache .ruff_cache .hypothesis
