@@ -83,7 +83,10 @@ class Job(models.Model):
     `usage` is the run's `fairshare_usage_res`, undecayed. Times are UTC, durations seconds.
     """
 
-    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="jobs")
+    # No index of its own: the unique (cluster, job_id, run) and (cluster, end) begin with it.
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="jobs", db_index=False
+    )
     job_id = models.CharField(max_length=128, help_text="Without the server; array index kept.")
     run = models.PositiveIntegerField(default=1, help_text="PBS run_count: 1 for the first run.")
     state = models.CharField(max_length=16, choices=JOB_STATES)

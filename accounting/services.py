@@ -535,7 +535,7 @@ def _out_of_range(record: JobRecord) -> tuple[str, str] | None:
         and min(times) >= 0
         and max(times) <= _LAST_SECOND
         and 0 <= (record.end or 0) <= _LAST_SECOND
-        and not record.extra.keys() - {"billing"}
+        and _extra_fits(record.extra)
     ):
         return None
     for name, limit in _LIMITS:
@@ -547,6 +547,17 @@ def _out_of_range(record: JobRecord) -> tuple[str, str] | None:
         if moment is not None and not 0 <= moment <= _LAST_SECOND:
             return name, f"{moment} is not a time (seconds since 1970)"
     return None
+
+
+def _extra_fits(extra: dict[str, float]) -> bool:
+    if not extra:
+        return True
+    return (
+        min(extra.values()) >= 0
+        and extra.get("vmem", 0) <= _BIG_MAX
+        and extra.get("mpiprocs", 0) <= _INT_MAX
+        and extra.get("cpupercent", 0) <= _INT_MAX
+    )
 
 
 def _utc(epoch: int | None) -> datetime | None:

@@ -125,6 +125,14 @@ def fresh_database() -> None:
     subprocess.run([*manage, "migrate", "--no-input", "-v0"], check=True, env=env)
 
 
+def peak_kb() -> int:
+    """This process's peak resident memory (VmHWM: unlike ru_maxrss, not inherited on exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def child(tree: str, paths: list[str]) -> None:
     """In a fresh process: the tree, then the ingest; prints seconds and peak memory."""
     import django
@@ -136,7 +144,7 @@ def child(tree: str, paths: list[str]) -> None:
 
     with tempfile.TemporaryFile("w+") as out:
         call_command("import_resource_group", tree, "--cluster", "bench", stdout=out)
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        before = peak_kb()
         out.seek(0)
         out.truncate()
         started = time.perf_counter()
@@ -144,7 +152,7 @@ def child(tree: str, paths: list[str]) -> None:
         seconds = time.perf_counter() - started
         out.seek(0)
         summary = json.load(out)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak_kb()
     print(json.dumps({"seconds": seconds, "peak_kb": peak, "before_kb": before, **summary}))
 
 
