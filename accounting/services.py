@@ -29,6 +29,7 @@ from accounting.entities import (
 )
 from accounting.models import IngestRejection, IngestRun, IngestSource, Job
 from accounting.parsers.pbs import read_pbs_accounting
+from accounting.parsers.pbs import record_type as pbs_record_type
 from accounting.parsers.records import USAGE_RESOURCES, JobRecord, JobState, Parsed, Recognised
 from accounting.parsers.sacct import read_sacct
 from accounting.parsers.swf import SwfReader
@@ -93,10 +94,13 @@ class FileSummary:
     read: int = 0
     ingested: int = 0
     duplicates: int = 0
-    rejected: int = 0
     running: int = 0
     record_types: Counter[str] = field(default_factory=Counter)
     rejects: list[RejectedLine] = field(default_factory=list)
+
+    @property
+    def rejected(self) -> int:
+        return len(self.rejects)
 
     def document(self) -> dict[str, object]:
         return {
@@ -199,7 +203,6 @@ def _ingest_file(
         handle = _open(path)
     except OSError as exc:
         summary.rejects.append(RejectedLine(0, "file", f"cannot read: {exc.strerror or exc}", ""))
-        summary.rejected = 1
         return summary
     store = _JobStore(cluster, run, path, charger, summary)
     last_line = -1
@@ -231,7 +234,6 @@ def _ingest_file(
         lines.finish()
     if summary.read == 0 and not summary.rejects:
         summary.rejects.append(RejectedLine(0, "file", "empty: no records in the file", ""))
-    summary.rejected = len(summary.rejects)
     return summary
 
 
@@ -247,7 +249,7 @@ def _record_type(source: IngestSource, record: JobRecord) -> str:
     if record.kind:
         return record.kind
     if source == IngestSource.PBS_ACCOUNTING:
-        return {JobState.ENDED: "E", JobState.REQUEUED: "R", JobState.RUNNING: "S"}[record.state]
+        return pbs_record_type(record)
     return record.state.value
 
 

@@ -7,9 +7,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from accounting.parsers.records import USAGE_RESOURCES
 from trees.engine.fairtree import Algorithm, UsageResetPeriod
-from trees.engine.formula import FormulaError, parse_formula
+from trees.engine.formula import USAGE_RESOURCES, FormulaError, parse_formula
 
 
 class Scheduler(models.TextChoices):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from trees.engine.formula import USAGE_RESOURCES
 from trees.formats.rejected import RejectedLine
 
 __all__ = [
@@ -19,21 +20,6 @@ __all__ = [
     "Recognised",
     "RejectedLine",
 ]
-
-# The names a `fairshare_usage_res` formula may use, as PBS names them: walltime and cput in
-# seconds, mem and vmem in bytes, the rest counts. A job that lacks one has 0 of it.
-USAGE_RESOURCES = (
-    "ncpus",
-    "ngpus",
-    "nodect",
-    "mpiprocs",
-    "walltime",
-    "cput",
-    "cpupercent",
-    "mem",
-    "vmem",
-    "billing",
-)
 
 
 class JobState(StrEnum):

@@ -5,6 +5,7 @@ the counts per record type equal what the file holds, and ingesting again adds n
 """
 
 import gzip
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -83,14 +84,19 @@ def test_pbs_figures_of_sources_md() -> None:
 def test_a_directory_of_day_files_pairs_starts_with_later_ends(run: Run) -> None:
     files_or_skip("pbs_accounting", "*/*")
     folder = DATA / "pbs_accounting" / "ncar-derecho"
-    ran = run("ingest_pbs_accounting", str(folder), "--cluster", "derecho")
+    ran = run("ingest_pbs_accounting", str(folder), "--cluster", "derecho", "--json")
     assert ran.status == 0, ran.err
+    document = json.loads(ran.out)
     total = sum((pbs_types(path) for path in sorted(folder.iterdir())), Counter())
-    assert (
-        Job.objects.filter(state="ended").count() + Job.objects.filter(state="requeued").count()
-        <= total["E"]
-    )
-    assert "rejected 0 in" in ran.out.splitlines()[-1] or "rejected 0" in ran.out
+    assert (document["record_types"], document["rejected"]) == (dict(sorted(total.items())), 0)
+    runs = Job.objects.exclude(state="running").count()
+    # Every E is a run, stored once; a later day's E completes an earlier day's running S.
+    assert document["ingested"] + document["duplicates"] == total["E"] + total.get("R", 0)
+    assert runs == document["ingested"]
+    # A running row stored from one day is gone once a later day holds the job's end.
+    ended = Job.objects.exclude(state="running").values("job_id")
+    assert not Job.objects.filter(state="running", job_id__in=ended).exists()
+    assert 0 < Job.objects.filter(state="running").count() <= document["running"]
 
 
 SACCT_FILES = [

@@ -17,6 +17,21 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import NamedTuple
 
+# The names a `fairshare_usage_res` formula may use, as PBS names them: walltime and cput in
+# seconds, mem and vmem in bytes, the rest counts. A job that lacks one has 0 of it.
+USAGE_RESOURCES = (
+    "ncpus",
+    "ngpus",
+    "nodect",
+    "mpiprocs",
+    "walltime",
+    "cput",
+    "cpupercent",
+    "mem",
+    "vmem",
+    "billing",
+)
+
 MAX_FORMULA_LENGTH = 1000
 # Realistic formulas nest a handful of levels; the cap keeps compiling and evaluating (both
 # recursive) far from Python's recursion limit whatever the caller's stack depth.
