@@ -83,17 +83,31 @@ class Job(models.Model):
     `usage` is the run's `fairshare_usage_res`, undecayed. Times are UTC, durations seconds.
     """
 
-    # No index of its own: the unique (cluster, job_id, run) and (cluster, end) begin with it.
+    # The job table is loaded by COPY, a million rows at a time: its foreign keys are not
+    # database constraints (each would check every row, halving COPY's speed), so Django's
+    # deletion collector applies their on_delete. The cluster has no index of its own: the
+    # unique (cluster, job_id, run) and (cluster, end) begin with it.
     cluster = models.ForeignKey(
-        Cluster, on_delete=models.CASCADE, related_name="jobs", db_index=False
+        Cluster,
+        on_delete=models.CASCADE,
+        related_name="jobs",
+        db_index=False,
+        db_constraint=False,
     )
     job_id = models.CharField(max_length=128, help_text="Without the server; array index kept.")
     run = models.PositiveIntegerField(default=1, help_text="PBS run_count: 1 for the first run.")
     state = models.CharField(max_length=16, choices=JOB_STATES)
     server = models.CharField(max_length=255, blank=True)
     entity = models.CharField(max_length=255)
+    # No index: each would cost every COPY'd row; a node's jobs are found by (cluster, end).
     node = models.ForeignKey(
-        Node, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
+        Node,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="jobs",
+        db_index=False,
+        db_constraint=False,
     )
     user = models.CharField(max_length=255, blank=True)
     group = models.CharField(max_length=255, blank=True)
@@ -123,7 +137,12 @@ class Job(models.Model):
     source_file = models.CharField(max_length=1024)
     source_line = models.PositiveIntegerField()
     ingest = models.ForeignKey(
-        IngestRun, null=True, blank=True, on_delete=models.SET_NULL, db_index=False
+        IngestRun,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        db_index=False,
+        db_constraint=False,
     )
 
     class Meta:
@@ -142,7 +161,15 @@ class Job(models.Model):
                 name="job_ends_after_start",
             ),
         ]
-        indexes = [models.Index(fields=["cluster", "end"])]
+        indexes = [
+            models.Index(fields=["cluster", "end"]),
+            # The running rows, which an ingestion reads first: a few among millions.
+            models.Index(
+                fields=["cluster", "job_id"],
+                condition=Q(state=JobState.RUNNING),
+                name="job_running",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.cluster_id}:{self.job_id}#{self.run}"

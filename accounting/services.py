@@ -2,39 +2,35 @@
 
 Each file is one transaction, so a file killed half-way leaves nothing and the next run stores
 it whole. A run already stored is a duplicate and adds nothing; a run stored as running is
-completed by its end record.
+completed by its end record. Reading and pricing is `accounting.preparation`'s (in a helper
+process for big inputs); this module decides what is new and stores it.
 """
 
 from __future__ import annotations
 
-import gzip
-import time
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, tzinfo
-from pathlib import Path
-from typing import IO, Any, cast
+from datetime import UTC, tzinfo
+from typing import Any, cast
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from accounting.entities import (
-    SwfAccountFrom,
-    pbs_entity,
-    pbs_placement,
-    slurm_entity,
-    swf_named,
-)
+from accounting.copy_text import JOB_COLUMNS
+from accounting.entities import SwfAccountFrom
 from accounting.models import IngestRejection, IngestRun, IngestSource, Job
-from accounting.parsers.pbs import read_pbs_accounting
-from accounting.parsers.pbs import record_type as pbs_record_type
-from accounting.parsers.records import USAGE_RESOURCES, JobRecord, JobState, Parsed, Recognised
-from accounting.parsers.sacct import read_sacct
-from accounting.parsers.swf import SwfReader
+from accounting.parsers.records import USAGE_RESOURCES, JobRecord, JobState
+from accounting.preparation import (
+    Batch,
+    Preparation,
+    PreparedRun,
+    SourceKind,
+    completed_row,
+    prepared_files,
+)
 from trees.engine.fairtree import ROOT_ACCOUNT, AssociationDef
-from trees.engine.formula import Formula, FormulaValueError, parse_formula
+from trees.engine.formula import FormulaValueError, parse_formula
 from trees.formats.rejected import RejectedLine
 from trees.models import Cluster, Node, NodeKind, Scheduler
 from trees.services import (
@@ -44,35 +40,8 @@ from trees.services import (
     slurm_associations_add,
 )
 
-BATCH = 5000
-# A file whose first lines are all rejected is not of this format: stop reading it there.
-WRONG_FORMAT_AFTER = 100
-_INT_MAX = 2**31 - 1
-_BIG_MAX = 2**63 - 1
-_LAST_SECOND = 253_402_300_799  # 9999-12-31T23:59:59Z, the last time a database stores
-# What the job table's columns hold; the parsers refuse absurd values well before these.
-_LIMITS = (
-    ("ncpus", _INT_MAX),
-    ("ngpus", _INT_MAX),
-    ("nodes", _INT_MAX),
-    ("requested_walltime", _INT_MAX),
-    ("walltime", _INT_MAX),
-    ("memory", _BIG_MAX),
-    ("vmem", _BIG_MAX),
-    ("mpiprocs", _INT_MAX),
-    ("cpupercent", _INT_MAX),
-)
-_GZIP_MAGIC = b"\x1f\x8b"
-
 Progress = Callable[[int], object]  # bytes of the current file consumed since the last call
 
-JOB_COLUMNS = (
-    "cluster_id", "job_id", "run", "state", "server", "entity", "node_id", "user", "group",
-    "account", "project", "queue", "partition", "jobname", "ncpus", "ngpus", "nodes", "memory",
-    "vmem", "mpiprocs", "cpupercent", "billing", "requested_walltime", "walltime", "cput",
-    "ctime", "qtime", "etime", "start", "end", "exit_status", "usage", "source_file",
-    "source_line", "ingest_id",
-)  # fmt: skip
 _SCHEDULER = {
     IngestSource.PBS_ACCOUNTING: Scheduler.PBS,
     IngestSource.SACCT: Scheduler.SLURM,
@@ -138,14 +107,30 @@ def ingest(
     """Store the job runs of accounting files; each file is one transaction."""
     options = options or IngestOptions()
     cluster = _cluster(cluster_name, source)
+    parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)  # a bad one fails here, early
     run = IngestRun.objects.create(cluster=cluster, source=source, started_at=timezone.now())
     charger = _Charger(cluster, options)
+    preparation = Preparation(
+        source=cast(SourceKind, source.value),
+        # Plain str, not a model's choices: a helper process must not need Django.
+        usage_formula=str(cluster.fairshare_usage_res),
+        fairshare_entity=str(cluster.fairshare_entity),
+        slurm=cluster.scheduler == Scheduler.SLURM,
+        cluster_id=cluster.pk,
+        ingest_id=run.pk,
+        copy=connection.vendor == "postgresql",
+        swf_account_from=options.swf_account_from,
+        time_zone=options.time_zone,
+        nodes=dict(charger.nodes),
+    )
+    store = _JobStore(cluster, charger)
     files = []
-    for path in paths:
-        with transaction.atomic():
-            summary = _ingest_file(cluster, run, source, path, charger, options, progress)
-            _record_file(run, summary)
-        files.append(summary)
+    with prepared_files(paths, preparation) as batches_of_files:
+        for path, batches in batches_of_files:
+            with transaction.atomic():
+                summary = _ingest_file(path, batches, store, progress)
+                _record_file(run, summary)
+            files.append(summary)
     run.unknown_entities = sorted(charger.unknown)
     run.created_nodes = charger.created
     run.finished_at = timezone.now()
@@ -190,116 +175,18 @@ def _record_file(run: IngestRun, summary: FileSummary) -> None:
 
 
 def _ingest_file(
-    cluster: Cluster,
-    run: IngestRun,
-    source: IngestSource,
-    path: str,
-    charger: _Charger,
-    options: IngestOptions,
-    progress: Progress | None,
+    path: str, batches: Iterator[Batch], store: _JobStore, progress: Progress | None
 ) -> FileSummary:
-    summary = FileSummary(path)
-    try:
-        handle = _open(path)
-    except OSError as exc:
-        summary.rejects.append(RejectedLine(0, "file", f"cannot read: {exc.strerror or exc}", ""))
-        return summary
-    store = _JobStore(cluster, run, path, charger, summary)
-    last_line = -1
-    batch: list[JobRecord] = []
-    with handle:
-        lines = _TrackedLines(handle, progress)
-        try:
-            for item in _read(source, lines, options):
-                if item.line != last_line:
-                    summary.read += 1
-                    last_line = item.line
-                if isinstance(item, JobRecord):
-                    summary.record_types[_record_type(source, item)] += 1
-                    batch.append(item)
-                    if len(batch) >= BATCH:
-                        store.add(batch)
-                        batch = []
-                elif isinstance(item, Recognised):
-                    summary.record_types[item.kind] += 1
-                else:
-                    summary.rejects.append(item)
-                    if summary.read == len(summary.rejects) == WRONG_FORMAT_AFTER:
-                        summary.rejects.append(_not_this_format(source, lines.number))
-                        break
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            reason = f"the compressed file ends early or is damaged ({exc}); lines before kept"
-            summary.rejects.append(RejectedLine(lines.number + 1, "file", reason, ""))
+    summary = store.summary = FileSummary(path)
+    for batch in batches:
+        summary.read += batch.read
+        summary.record_types.update(batch.record_types)
+        summary.rejects += batch.rejects
+        store.charger.parents.update(batch.parents)
         store.add(batch)
-        lines.finish()
-    if summary.read == 0 and not summary.rejects:
-        summary.rejects.append(RejectedLine(0, "file", "empty: no records in the file", ""))
+        if progress is not None:
+            progress(batch.consumed)
     return summary
-
-
-def _not_this_format(source: IngestSource, line: int) -> RejectedLine:
-    reason = (
-        f"not a {source.label}: its first {WRONG_FORMAT_AFTER} lines are all rejected;"
-        " the rest of the file is not read"
-    )
-    return RejectedLine(line, "file", reason, "")
-
-
-def _record_type(source: IngestSource, record: JobRecord) -> str:
-    if record.kind:
-        return record.kind
-    if source == IngestSource.PBS_ACCOUNTING:
-        return pbs_record_type(record)
-    return record.state.value
-
-
-def _read(source: IngestSource, lines: Iterable[bytes], options: IngestOptions) -> Iterator[Parsed]:
-    if source == IngestSource.PBS_ACCOUNTING:
-        return read_pbs_accounting(lines)
-    if source == IngestSource.SACCT:
-        return read_sacct(lines, tz=options.time_zone)
-    return _swf_named(SwfReader(lines), options.swf_account_from)
-
-
-def _swf_named(reader: SwfReader, account_from: SwfAccountFrom) -> Iterator[Parsed]:
-    for item in reader:
-        yield swf_named(item, account_from=account_from) if isinstance(item, JobRecord) else item
-
-
-def _open(path: str) -> IO[bytes]:
-    """The file's bytes, gunzipped when it is gzip (by its magic number, not its name)."""
-    handle = Path(path).open("rb")  # noqa: SIM115  (closed by the caller's with)
-    if handle.peek(2)[:2] == _GZIP_MAGIC:
-        return cast(IO[bytes], gzip.GzipFile(fileobj=handle, mode="rb"))
-    return handle
-
-
-class _TrackedLines:
-    """The lines of a file, counted, telling `progress` how many source bytes went by."""
-
-    def __init__(self, handle: IO[bytes], progress: Progress | None) -> None:
-        self.handle = handle
-        self.raw = getattr(handle, "fileobj", None) or handle
-        self.progress = progress
-        self.number = 0
-        self.reported = 0
-
-    def __iter__(self) -> Iterator[bytes]:
-        for line in self.handle:
-            self.number += 1
-            if self.progress is not None and self.number % 10000 == 0:
-                self._report()
-            yield line
-
-    def _report(self) -> None:
-        assert self.progress is not None
-        position = self.raw.tell()
-        self.progress(position - self.reported)
-        self.reported = position
-
-    def finish(self) -> None:
-        if self.progress is not None:
-            self._report()
 
 
 class _Charger:
@@ -314,10 +201,11 @@ class _Charger:
         self.cluster = cluster
         self.options = options
         self.slurm = cluster.scheduler == Scheduler.SLURM
-        self.formula: Formula = parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)
         self.unknown: set[str] = set()
         self.created: list[str] = []
         self.nodes: dict[str, int] = {}
+        # Where --create-nodes puts each entity met (PBS): its account or group, or the root.
+        self.parents: dict[str, str | None] = {}
         self._load()
 
     def _load(self) -> None:
@@ -334,19 +222,14 @@ class _Charger:
             if kind == NodeKind.USER
         }
 
-    def entity(self, record: JobRecord) -> str:
-        if self.slurm:
-            return slurm_entity(record)
-        return pbs_entity(record, self.cluster.fairshare_entity)
-
-    def node_ids(self, records: Sequence[JobRecord], entities: Sequence[str]) -> list[int | None]:
+    def node_ids(self, entities: Sequence[str]) -> list[int | None]:
         """The node of each entity, after making those the tree lacks (one tree write)."""
-        missing = {e: r for e, r in zip(entities, records, strict=True) if e not in self.nodes}
+        missing = sorted({entity for entity in entities if entity not in self.nodes})
         if missing:
             self._add(missing)
         return [self.nodes.get(entity) for entity in entities]
 
-    def _add(self, missing: dict[str, JobRecord]) -> None:
+    def _add(self, missing: list[str]) -> None:
         reason = "met in accounting data"
         if self.slurm:
             if self.options.create_nodes:
@@ -365,11 +248,11 @@ class _Charger:
             )
         else:
             self.unknown.update(
-                pbs_entities_add(cluster=self.cluster, names=list(missing), reason=reason)
+                pbs_entities_add(cluster=self.cluster, names=missing, reason=reason)
             )
         self._load()
 
-    def _associations(self, missing: dict[str, JobRecord]) -> list[AssociationDef]:
+    def _associations(self, missing: list[str]) -> list[AssociationDef]:
         shares = self.options.shares
         associations = []
         for entity in missing:
@@ -382,201 +265,137 @@ class _Charger:
             )
         return associations
 
-    def _groups(self, missing: dict[str, JobRecord]) -> list[tuple[str, str | None, int]]:
+    def _groups(self, missing: list[str]) -> list[tuple[str, str | None, int]]:
         shares = self.options.shares
         groups: list[tuple[str, str | None, int]] = []
-        for record in missing.values():
-            placement = pbs_placement(record, self.cluster.fairshare_entity)
-            parent = placement.parent
+        for entity in missing:
+            parent = self.parents.get(entity)
             if parent is not None and parent not in self.nodes:
                 groups.append((parent, None, shares))
-            groups.append((placement.entity, parent, shares))
+            groups.append((entity, parent, shares))
         return groups
 
 
 class _JobStore:
-    """Writes batches of runs: new ones stored, running ones completed, the rest duplicates."""
+    """Writes batches of runs: new ones stored, running ones completed, the rest duplicates.
 
-    def __init__(
-        self, cluster: Cluster, run: IngestRun, path: str, charger: _Charger, summary: FileSummary
-    ) -> None:
+    Most runs of a batch are new: they are written at once in a savepoint, and only when the
+    unique (cluster, job_id, run) refuses one is the batch checked run by run against what is
+    stored. Running rows, the ends of jobs stored as running and runs of entities the tree
+    lacks are always checked.
+    """
+
+    def __init__(self, cluster: Cluster, charger: _Charger) -> None:
         self.cluster = cluster
-        self.run = run
-        self.path = path
         self.charger = charger
-        self.summary = summary
-        self.postgres = connection.vendor == "postgresql"
-        self.moment: Callable[[int | None], object] = _utc if self.postgres else _stored_utc
+        self.summary = FileSummary("")
+        self.copy = connection.vendor == "postgresql"
+        # The jobs with a running row: what a cluster runs at once, not its history.
+        self.running: set[str] = set(
+            Job.objects.filter(cluster=cluster, state=JobState.RUNNING).values_list(
+                "job_id", flat=True
+            )
+        )
 
-    def add(self, records: Sequence[JobRecord]) -> None:
-        if not records:
-            return
-        priced: list[tuple[JobRecord, float]] = []
-        for record in records:
-            usage = self._usage(record)
-            if usage is not None:
-                priced.append((record, usage))
-        batch = self._unique(priced)
-        existing = self._existing([record.job_id for record, _ in batch])
-        to_insert: list[tuple[JobRecord, float]] = []
+    def add(self, batch: Batch) -> None:
+        self.summary.duplicates += batch.duplicates
+        checked = list(batch.others)
+        fresh = list(zip(batch.fresh_ids, batch.fresh_runs, batch.fresh_rows, strict=True))
+        if not self.running.isdisjoint(batch.fresh_ids):  # ends of jobs stored as running
+            checked += _runs_of(item for item in fresh if item[0] in self.running)
+            fresh = [item for item in fresh if item[0] not in self.running]
+        if fresh:
+            try:
+                with transaction.atomic():
+                    self._write([row for _, _, row in fresh])
+                self.summary.ingested += len(fresh)
+            except IntegrityError:  # some were stored before: check them one by one
+                checked += _runs_of(fresh)
+        if checked:
+            self._add_checked(checked)
+
+    def _add_checked(self, batch: list[PreparedRun]) -> None:
+        """Store what is new of runs that may have been stored, or complete a running row."""
+        existing = self._existing([run.job_id for run in batch])
+        to_insert: list[PreparedRun] = []
         to_delete: list[int] = []
-        for record, usage in batch:
-            runs = existing.get(record.job_id, {})
-            held = runs.get(record.run)
-            if record.state == JobState.RUNNING:
+        for run in batch:
+            stored = existing.get(run.job_id, {})
+            held = stored.get(run.run)
+            if run.state == JobState.RUNNING:
                 # A running row is news only when no run of that job has been stored yet since.
-                if held is not None or any(number > record.run for number in runs):
+                if held is not None or any(number > run.run for number in stored):
                     self.summary.duplicates += 1
                     continue
                 self.summary.running += 1
+                self.running.add(run.job_id)
             else:
                 if held is not None and held[1] != JobState.RUNNING:
                     self.summary.duplicates += 1
                     continue
                 # Its end supersedes the job's running row (whatever run it was guessed to be).
-                to_delete += [pk for pk, state in runs.values() if state == JobState.RUNNING]
+                to_delete += [pk for pk, state in stored.values() if state == JobState.RUNNING]
+                self.running.discard(run.job_id)
                 self.summary.ingested += 1
-            to_insert.append((record, usage))
+            to_insert.append(run)
         if to_delete:
             Job.objects.filter(pk__in=to_delete).delete()
-        entities = [self.charger.entity(record) for record, _ in to_insert]
-        nodes = self.charger.node_ids([record for record, _ in to_insert], entities)
-        rows = [
-            self._row(record, usage, entity, node)
-            for (record, usage), entity, node in zip(to_insert, entities, nodes, strict=True)
-        ]
-        self._insert(rows)
-
-    def _usage(self, record: JobRecord) -> float | None:
-        """The run's fairshare_usage_res; None (and the line rejected) when it has none."""
-        problem = _out_of_range(record)
-        if problem is not None:
-            self._reject(record, *problem)
-            return None
-        if record.state == JobState.RUNNING:
-            return 0.0  # what a running job uses is accrued by the cycles, not priced here
-        try:
-            usage = self.charger.formula.evaluate(record.usage_resources())
-        except FormulaValueError as exc:
-            self._reject(record, "fairshare_usage_res", str(exc))
-            return None
-        if usage < 0:
-            formula = self.charger.formula.text
-            self._reject(record, "fairshare_usage_res", f"{formula} gives {usage} < 0")
-            return None
-        return usage
-
-    def _reject(self, record: JobRecord, field_name: str, reason: str) -> None:
-        self.summary.rejects.append(RejectedLine(record.line, field_name, reason, ""))
-
-    def _unique(self, priced: list[tuple[JobRecord, float]]) -> list[tuple[JobRecord, float]]:
-        """One record per run within the batch: an end beats a start; later copies repeat."""
-        chosen: dict[tuple[str, int], tuple[JobRecord, float]] = {}
-        for record, usage in priced:
-            key = (record.job_id, record.run)
-            held = chosen.get(key)
-            if held is None or (
-                held[0].state == JobState.RUNNING and record.state != JobState.RUNNING
-            ):
-                chosen[key] = (record, usage)
-            else:
-                self.summary.duplicates += 1
-        return list(chosen.values())
-
-    def _existing(self, job_ids: list[str]) -> dict[str, dict[int, tuple[int, str]]]:
-        """The stored runs of these jobs: job id → run → (row id, state)."""
-        found: dict[str, dict[int, tuple[int, str]]] = {}
-        rows = Job.objects.filter(cluster=self.cluster, job_id__in=job_ids).values_list(
-            "job_id", "run", "pk", "state"
+        placing = [run for run in to_insert if not run.complete]
+        nodes = iter(self.charger.node_ids([run.entity for run in placing]))
+        self._write(
+            [run.row if run.complete else completed_row(run.row, next(nodes)) for run in to_insert]
         )
-        for job_id, number, pk, state in rows:
-            found.setdefault(job_id, {})[number] = (pk, state)
-        return found
 
-    def _row(
-        self, record: JobRecord, usage: float, entity: str, node: int | None
-    ) -> tuple[Any, ...]:
-        extra, moment = record.extra, self.moment
-        return (
-            self.cluster.pk, record.job_id, record.run, record.state.value, record.server[:255],
-            entity[:255], node, record.user[:255], record.group[:255], record.account[:255],
-            record.project[:255], record.queue[:255], record.partition[:255],
-            record.jobname[:255], record.ncpus, record.ngpus, record.nodes, record.memory,
-            _int(extra.get("vmem")), _int(extra.get("mpiprocs")), _int(extra.get("cpupercent")),
-            extra.get("billing"), record.requested_walltime, record.walltime, record.cput,
-            moment(record.ctime), moment(record.qtime), moment(record.etime),
-            moment(record.start), moment(record.end), record.exit_status, usage,
-            self.path[:1024], record.line, self.run.pk,
-        )  # fmt: skip
-
-    def _insert(self, rows: list[tuple[Any, ...]]) -> None:
+    def _write(self, rows: list[Any]) -> None:
+        """Store complete rows: COPY text lines (PostgreSQL) or tuples of values."""
         if not rows:
             return
         quote = connection.ops.quote_name
         columns = ", ".join(quote(column) for column in JOB_COLUMNS)
         table = quote(Job._meta.db_table)
         with connection.cursor() as cursor:
-            if self.postgres:
-                with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(row)
+            if not self.copy:
+                marks = ", ".join(["%s"] * len(JOB_COLUMNS))
+                cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
                 return
-            marks = ", ".join(["%s"] * len(JOB_COLUMNS))
-            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
+            # wrap_database_errors: psycopg's errors as Django's, IntegrityError included.
+            with (
+                connection.wrap_database_errors,
+                cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
+            ):
+                copy.write("".join(rows))
+
+    def _existing(self, job_ids: list[str]) -> dict[str, dict[int, tuple[int, str]]]:
+        """The stored runs of these jobs: job id → run → (row id, state)."""
+        found: dict[str, dict[int, tuple[int, str]]] = {}
+        for job_id, number, pk, state in _stored_runs(self.cluster.pk, job_ids):
+            found.setdefault(job_id, {})[number] = (pk, state)
+        return found
 
 
-def _out_of_range(record: JobRecord) -> tuple[str, str] | None:
-    """The first value the job table cannot hold, as (field, reason); None when all fit."""
-    counts = (record.ncpus, record.ngpus, record.nodes, record.walltime or 0)
-    times = (record.ctime or 0, record.qtime or 0, record.etime or 0, record.start or 0)
-    if (
-        min(counts) >= 0
-        and max(counts) <= _INT_MAX
-        and 0 <= (record.requested_walltime or 0) <= _INT_MAX
-        and 0 <= (record.memory or 0) <= _BIG_MAX
-        and min(times) >= 0
-        and max(times) <= _LAST_SECOND
-        and 0 <= (record.end or 0) <= _LAST_SECOND
-        and _extra_fits(record.extra)
-    ):
-        return None
-    for name, limit in _LIMITS:
-        value = getattr(record, name) if hasattr(record, name) else record.extra.get(name)
-        if value is not None and not 0 <= value <= limit:
-            return name, f"{value} is out of range (0 to {limit})"
-    for name in ("ctime", "qtime", "etime", "start", "end"):
-        moment = getattr(record, name)
-        if moment is not None and not 0 <= moment <= _LAST_SECOND:
-            return name, f"{moment} is not a time (seconds since 1970)"
-    return None
+def _runs_of(fresh: Iterable[tuple[str, int, Any]]) -> list[PreparedRun]:
+    """Fresh runs, (job id, run, complete row) of ended runs, as PreparedRun to be checked."""
+    return [
+        PreparedRun(job_id, run, JobState.ENDED.value, "", row, complete=True)
+        for job_id, run, row in fresh
+    ]
 
 
-def _extra_fits(extra: dict[str, float]) -> bool:
-    if not extra:
-        return True
-    return (
-        min(extra.values()) >= 0
-        and extra.get("vmem", 0) <= _BIG_MAX
-        and extra.get("mpiprocs", 0) <= _INT_MAX
-        and extra.get("cpupercent", 0) <= _INT_MAX
-    )
-
-
-def _utc(epoch: int | None) -> datetime | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, UTC)
-
-
-def _stored_utc(epoch: int | None) -> object:
-    """The time as the backend stores it (SQLite: naive UTC text), without a datetime's cost."""
-    if epoch is None:
-        return None
-    if connection.vendor == "sqlite":
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(epoch))
-    return connection.ops.adapt_datetimefield_value(_utc(epoch))
-
-
-def _int(value: float | None) -> int | None:
-    return None if value is None else round(value)
+def _stored_runs(cluster_id: int, job_ids: list[str]) -> list[tuple[str, int, int, str]]:
+    """(job id, run, row id, state) of the stored runs of these jobs, by the unique index."""
+    if connection.vendor != "postgresql":
+        rows = Job.objects.filter(cluster_id=cluster_id, job_id__in=job_ids)
+        return list(rows.values_list("job_id", "run", "pk", "state"))
+    # One array parameter, not one per id; and the unique (cluster, job_id, run) index by
+    # name of its columns: within a big file's transaction the statistics still describe a
+    # smaller table, and the planner would scan the whole cluster through (cluster, end).
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT job_id, run, id, state FROM accounting_job"
+            " WHERE (cluster_id, job_id) = ANY(SELECT %s, unnest(%s::varchar[]))",
+            [cluster_id, job_ids],
+        )
+        return [(job_id, run, pk, state) for job_id, run, pk, state in cursor.fetchall()]
 
 
 def jobs_usage_recompute(*, cluster: Cluster) -> int:

@@ -3,9 +3,9 @@
 Run with `make bench` (PostgreSQL at 127.0.0.1:5432, or BENCH_DATABASE_URL naming a server
 whose `postgres` database may be used to create `fairshare_bench`). Prints the records/s of
 `ingest_pbs_accounting` (targets: >= 50,000 E records/s, and at least a third of the speed of
-PostgreSQL's own COPY of the same rows), the peak memory of the ingesting process for a
-100,000-job file and for ten of them (streaming: it must not grow with the input), and what
-COPY alone takes. The log looks like NCAR's: 10 day files, 2,000 users in 300 accounts of a
+PostgreSQL's own COPY of the same rows), the peak memory of the ingesting process and of its
+reading helpers for a 100,000-job file and for ten of them (streaming: it must not grow with
+the input), and what COPY alone takes. The log looks like NCAR's: 10 day files, 2,000 users in 300 accounts of a
 resource_group tree, every job queued (Q), started (S) and ended (E), 2 % running past
 midnight so that their S and E are in different files.
 """
@@ -153,7 +153,18 @@ def child(tree: str, paths: list[str]) -> None:
         out.seek(0)
         summary = json.load(out)
     peak = peak_kb()
-    print(json.dumps({"seconds": seconds, "peak_kb": peak, "before_kb": before, **summary}))
+    helpers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # the biggest helper
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "peak_kb": peak,
+                "before_kb": before,
+                "helper_peak_kb": helpers,
+                **summary,
+            }
+        )
+    )
 
 
 def run_child(tree: Path, paths: list[Path]) -> dict[str, Any]:
@@ -201,11 +212,12 @@ def main() -> None:
     for label, result in (("1 file ", small), ("10 files", full)):
         ended, lines, seconds = result["ingested"], result["read"], result["seconds"]
         peak, setup = result["peak_kb"] / 1024, result["before_kb"] / 1024
+        helper = result["helper_peak_kb"] / 1024
         print(
             f"{label}: {lines:,} lines, {ended:,} E runs stored, {result['running']:,} running,"
             f" {result['rejected']} rejected in {seconds:.1f} s: {ended / seconds:,.0f} E"
             f" records/s ({lines / seconds:,.0f} lines/s); peak memory {peak:,.0f} MiB"
-            f" ({setup:,.0f} MiB before the ingest)"
+            f" ({setup:,.0f} MiB before the ingest), {helper:,.0f} MiB in a reading helper"
         )
     stored_rate = (full["ingested"] + full["running"]) / full["seconds"]
     print(

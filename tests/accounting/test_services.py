@@ -121,12 +121,42 @@ def test_ingesting_again_or_overlapping_adds_nothing(tmp_path: Path) -> None:
     assert again.stored_anything
 
 
+def test_a_file_mixing_stored_and_new_runs_stores_only_the_new(tmp_path: Path) -> None:
+    pbs_ingest(write_file(tmp_path, "20260301", DAY1))
+    new = DAY1.splitlines()[2].replace("101.pbs01", "105.pbs01")
+    mixed = write_file(tmp_path, "again", DAY1 + new + "\n")
+    result = pbs_ingest(mixed)
+    # E 101, R 103, E 103 and the running S 102 were stored; E 105 is new
+    assert (result.run.ingested, result.run.duplicates, result.run.running) == (1, 4, 0)
+    assert sorted(jobs()) == [("101", 1), ("102", 1), ("103", 1), ("103", 2), ("105", 1)]
+
+
+def test_big_inputs_read_by_helper_processes_store_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    day1, day2 = write_file(tmp_path, "20260301", DAY1), write_file(tmp_path, "20260302", DAY2)
+    pbs_ingest(day1, day2, cluster="here")
+    monkeypatch.setattr("accounting.preparation.HELPER_FROM_BYTES", 0)
+    there = pbs_ingest(day1, day2, cluster="there")
+    assert there.run.files == IngestRun.objects.get(cluster__name="here").files
+    fields = ("job_id", "run", "state", "entity", "ncpus", "usage", "end", "source_line")
+    assert [[getattr(job, name) for name in fields] for job in jobs("there").values()] == [
+        [getattr(job, name) for name in fields] for job in jobs("here").values()
+    ]
+
+
+def test_tabs_and_backslashes_in_names_are_stored_as_they_are(tmp_path: Path) -> None:
+    text = DAY1.replace("jobname=a ", "jobname=a\tb\\c ")
+    pbs_ingest(write_file(tmp_path, "20260301", text))
+    assert jobs()[("101", 1)].jobname == "a\tb\\c"
+
+
 def test_a_file_is_one_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     day1, day2 = write_file(tmp_path, "20260301", DAY1), write_file(tmp_path, "20260302", DAY2)
     original = _JobStore.add
 
     def dies_on_day2(self, records):
-        if self.path == day2 and records:
+        if self.summary.path == day2 and records:
             raise OSError("disk full")
         original(self, records)
 
@@ -145,17 +175,20 @@ def test_bad_lines_are_reported_and_the_good_ones_around_them_kept(tmp_path: Pat
     lines = DAY1.splitlines()
     broken = lines[2].replace("end=1772355605 ", "")  # an E record without its end
     absurd = lines[7].replace("resources_used.ncpus=2", "resources_used.ncpus=1000000000000")
-    text = "\n".join([lines[0], broken, "garbage", lines[5], absurd, lines[8]]) + "\n"
+    reruns = lines[2].replace("run_count=1", "run_count=99999999999")  # beyond the column
+    text = "\n".join([lines[0], broken, "garbage", lines[5], absurd, reruns, lines[8]]) + "\n"
     result = pbs_ingest(write_file(tmp_path, "20260301", text))
     (day,) = result.files
     assert [(bad.line, bad.field) for bad in day.rejects] == [
         (2, "end"),
         (3, "line"),
         (5, "ncpus"),
+        (6, "run"),
     ]
-    assert (day.read, day.ingested, day.rejected) == (6, 1, 3)
+    assert day.rejects[-1].reason == "99999999999 is out of range (0 to 2147483647)"
+    assert (day.read, day.ingested, day.rejected) == (7, 1, 4)
     saved = IngestRejection.objects.order_by("line")
-    assert [(r.line, r.file) for r in saved] == [(2, day.path), (3, day.path), (5, day.path)]
+    assert [(r.line, r.file) for r in saved] == [(n, day.path) for n in (2, 3, 5, 6)]
     assert saved[1].text == "garbage"
 
 
