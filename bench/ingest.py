@@ -5,9 +5,9 @@ whose `postgres` database may be used to create `fairshare_bench`). Prints the r
 `ingest_pbs_accounting` (targets: >= 50,000 E records/s, and at least a third of the speed of
 PostgreSQL's own COPY of the same rows), the peak memory of the ingesting process and of its
 reading helpers for a 100,000-job file and for ten of them (streaming: it must not grow with
-the input), and what COPY alone takes. The log looks like NCAR's: 10 day files, 2,000 users in 300 accounts of a
-resource_group tree, every job queued (Q), started (S) and ended (E), 2 % running past
-midnight so that their S and E are in different files.
+the input), and what COPY alone takes. The log looks like NCAR's: 10 day files, 2,000 users
+in 300 accounts of a resource_group tree, every job queued (Q), started (S) and ended (E),
+2 % running past midnight so that their S and E are in different files.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,20 @@ def peak_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
+def watch_helpers(peaks: dict[int, int], done: threading.Event) -> None:
+    """The peak resident memory (VmHWM) of each reading helper, read until `done` is set."""
+    while not done.wait(0.2):
+        for children in Path("/proc/self/task").glob("*/children"):
+            for pid in children.read_text().split():
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                except OSError:
+                    continue  # it has just ended
+                for line in status.splitlines():
+                    if line.startswith("VmHWM:"):
+                        peaks[int(pid)] = max(peaks.get(int(pid), 0), int(line.split()[1]))
+
+
 def child(tree: str, paths: list[str]) -> None:
     """In a fresh process: the tree, then the ingest; prints seconds and peak memory."""
     import django
@@ -147,13 +162,19 @@ def child(tree: str, paths: list[str]) -> None:
         before = peak_kb()
         out.seek(0)
         out.truncate()
+        helper_peaks: dict[int, int] = {}
+        watching = threading.Event()
+        watcher = threading.Thread(target=watch_helpers, args=(helper_peaks, watching))
+        watcher.start()
         started = time.perf_counter()
         call_command("ingest_pbs_accounting", *paths, "--cluster", "bench", "--json", stdout=out)
         seconds = time.perf_counter() - started
         out.seek(0)
         summary = json.load(out)
     peak = peak_kb()
-    helpers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # the biggest helper
+    watching.set()
+    watcher.join()
+    helpers = max(helper_peaks.values(), default=0)
     print(
         json.dumps(
             {
