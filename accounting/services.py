@@ -374,7 +374,10 @@ class _JobStore:
 
 
 def _runs_of(fresh: Iterable[tuple[str, int, Any]]) -> list[PreparedRun]:
-    """Fresh runs, (job id, run, complete row) of ended runs, as PreparedRun to be checked."""
+    """Fresh runs, (job id, run, complete row), as PreparedRun to be checked.
+
+    Their state reads "ended" for requeued runs too: the check tells only running from not.
+    """
     return [
         PreparedRun(job_id, run, JobState.ENDED.value, "", row, complete=True)
         for job_id, run, row in fresh
