@@ -19,7 +19,7 @@ import traceback
 import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from pathlib import Path
@@ -47,6 +47,7 @@ __all__ = [
     "SourceKind",
     "completed_row",
     "helper",
+    "input_size",
     "prepare_file",
     "prepared_files",
 ]
@@ -55,7 +56,7 @@ SourceKind = Literal["pbs_accounting", "swf", "sacct"]
 BATCH = 5000
 # A file whose first lines are all rejected is not of this format: stop reading it there.
 WRONG_FORMAT_AFTER = 100
-# Inputs at least this big are read by a helper process (starting one costs about 0.2 s).
+# Inputs at least this big are read by a helper process (starting one costs about 0.1 s).
 HELPER_FROM_BYTES = 16 << 20
 _LENGTH = struct.Struct("<Q")  # a helper's message length on its stdout
 HELPER_CODE = "from accounting.preparation import helper; helper()"
@@ -400,7 +401,7 @@ def prepared_files(
     Leaving the `with` stops the helpers, whatever they are doing.
     """
     if helpers is None:
-        big = sum(_size(path) for path in paths) >= HELPER_FROM_BYTES
+        big = input_size(paths) >= HELPER_FROM_BYTES
         helpers = _cores() if big else 0
     helpers = min(helpers, len(paths))
     if helpers == 0:
@@ -510,8 +511,10 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def _size(path: str) -> int:
-    try:
-        return Path(path).stat().st_size
-    except OSError:
-        return 0
+def input_size(paths: Sequence[str]) -> int:
+    """Bytes of the files on disk (compressed ones as they are); 0 for one that is missing."""
+    total = 0
+    for path in paths:
+        with suppress(OSError):
+            total += Path(path).stat().st_size
+    return total

@@ -316,7 +316,7 @@ class _JobStore:
 
     def _add_checked(self, batch: list[PreparedRun]) -> None:
         """Store what is new of runs that may have been stored, or complete a running row."""
-        existing = self._existing([run.job_id for run in batch])
+        existing = _stored_runs(self.cluster.pk, [run.job_id for run in batch])
         to_insert: list[PreparedRun] = []
         to_delete: list[int] = []
         for run in batch:
@@ -365,13 +365,6 @@ class _JobStore:
             ):
                 copy.write("".join(rows))
 
-    def _existing(self, job_ids: list[str]) -> dict[str, dict[int, tuple[int, str]]]:
-        """The stored runs of these jobs: job id → run → (row id, state)."""
-        found: dict[str, dict[int, tuple[int, str]]] = {}
-        for job_id, number, pk, state in _stored_runs(self.cluster.pk, job_ids):
-            found.setdefault(job_id, {})[number] = (pk, state)
-        return found
-
 
 def _runs_of(fresh: Iterable[tuple[str, int, Any]]) -> list[PreparedRun]:
     """Fresh runs, (job id, run, complete row), as PreparedRun to be checked.
@@ -384,21 +377,27 @@ def _runs_of(fresh: Iterable[tuple[str, int, Any]]) -> list[PreparedRun]:
     ]
 
 
-def _stored_runs(cluster_id: int, job_ids: list[str]) -> list[tuple[str, int, int, str]]:
-    """(job id, run, row id, state) of the stored runs of these jobs, by the unique index."""
+def _stored_runs(cluster_id: int, job_ids: list[str]) -> dict[str, dict[int, tuple[int, str]]]:
+    """The stored runs of these jobs: job id → run → (row id, state), by the unique index."""
+    rows: Iterable[tuple[str, int, int, str]]
     if connection.vendor != "postgresql":
-        rows = Job.objects.filter(cluster_id=cluster_id, job_id__in=job_ids)
-        return list(rows.values_list("job_id", "run", "pk", "state"))
-    # One array parameter, not one per id; and the unique (cluster, job_id, run) index by
-    # name of its columns: within a big file's transaction the statistics still describe a
-    # smaller table, and the planner would scan the whole cluster through (cluster, end).
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT job_id, run, id, state FROM accounting_job"
-            " WHERE (cluster_id, job_id) = ANY(SELECT %s, unnest(%s::varchar[]))",
-            [cluster_id, job_ids],
-        )
-        return [(job_id, run, pk, state) for job_id, run, pk, state in cursor.fetchall()]
+        jobs = Job.objects.filter(cluster_id=cluster_id, job_id__in=job_ids)
+        rows = jobs.values_list("job_id", "run", "pk", "state")
+    else:
+        # One array parameter, not one per id; and the unique (cluster, job_id, run) index by
+        # name of its columns: within a big file's transaction the statistics still describe
+        # a smaller table, and the planner would scan the whole cluster through (cluster, end).
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT job_id, run, id, state FROM accounting_job"
+                " WHERE (cluster_id, job_id) = ANY(SELECT %s, unnest(%s::varchar[]))",
+                [cluster_id, job_ids],
+            )
+            rows = cursor.fetchall()
+    found: dict[str, dict[int, tuple[int, str]]] = {}
+    for job_id, number, pk, state in rows:
+        found.setdefault(job_id, {})[number] = (pk, state)
+    return found
 
 
 def jobs_usage_recompute(*, cluster: Cluster) -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -13,6 +12,7 @@ from django.core.management.base import CommandParser
 from tqdm import tqdm
 
 from accounting.models import IngestSource
+from accounting.preparation import input_size
 from accounting.services import IngestOptions, IngestResult, ingest
 from trees.engine.formula import FormulaError
 from trees.management.commands._base import FairshareCommand
@@ -42,7 +42,7 @@ class IngestCommand(FairshareCommand):
     def run_ingest(self, paths: Sequence[str], options: dict[str, Any], **settings: Any) -> None:
         if options.get("shares", 1) < 0:
             self.fail("--shares must be 0 or more")
-        total = sum(_size(path) for path in paths)
+        total = input_size(paths)
         show = not options["json"] and sys.stderr.isatty()
         with tqdm(total=total, unit="B", unit_scale=True, disable=not show, file=sys.stderr) as bar:
             try:
@@ -98,13 +98,6 @@ class IngestCommand(FairshareCommand):
                 f"{len(result.unknown_entities)} entities {where}:"
                 f" {', '.join(result.unknown_entities)}"
             )
-
-
-def _size(path: str) -> int:
-    try:
-        return Path(path).stat().st_size
-    except OSError:
-        return 0
 
 
 def _document(result: IngestResult) -> dict[str, object]:
