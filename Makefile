@@ -1,5 +1,8 @@
 # The two commands of the README, and the benchmark.
-PYTHON ?= python3
+# Debian's python3.11 is built with PGO and LTO, pyenv's default build is not: the ingest runs
+# a quarter faster on it. PYTHON=... picks another Python 3.11.
+PYTHON ?= $(shell /usr/bin/python3.11 -c 'import ensurepip, venv' 2>/dev/null \
+	&& echo /usr/bin/python3.11 || echo python3)
 VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1:8000
