@@ -20,6 +20,7 @@ __all__ = [
     "CopyLines",
     "copy_text",
     "copy_time",
+    "node_text",
     "with_node",
 ]
 
@@ -63,9 +64,9 @@ class CopyLines:
         self.source = f"\t{copy_text(source_file[:SOURCE_MAX])}\t"
         self.ending = f"\t{ingest_id}\t"
 
-    def line(self, record: JobRecord, usage: float, entity: str) -> str:
-        """One run charged to `entity` with its `fairshare_usage_res` usage, up to the node:
-        `with_node` completes it.
+    def line(self, record: JobRecord, usage: float, entity: str, tail: str = "") -> str:
+        """One run charged to `entity` with its `fairshare_usage_res` usage, up to the node,
+        then `tail`: `node_text(node)` makes it complete, else `with_node` completes it later.
         """
         names = (
             record.job_id, record.server, entity, record.user, record.group, record.account,
@@ -99,13 +100,18 @@ class CopyLines:
             f"{copy_time(record.ctime)}\t{copy_time(record.qtime)}\t{copy_time(record.etime)}\t"
             f"{copy_time(record.start)}\t{copy_time(record.end)}\t"
             f"{_NULL if exit_status is None else exit_status}\t{usage!r}"
-            f"{self.source}{record.line}{self.ending}"
+            f"{self.source}{record.line}{self.ending}{tail}"
         )
+
+
+def node_text(node: int | None) -> str:
+    """The last column of a line, the run's node, and the line's end."""
+    return f"{_NULL if node is None else node}\n"
 
 
 def with_node(line: str, node: int | None) -> str:
     """A line of CopyLines.line completed with the run's node."""
-    return f"{line}{_NULL if node is None else node}\n"
+    return line + node_text(node)
 
 
 def copy_text(text: str) -> str:

@@ -5,7 +5,15 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting.copy_text import JOB_COLUMNS, TEXT_MAX, CopyLines, copy_text, copy_time, with_node
+from accounting.copy_text import (
+    JOB_COLUMNS,
+    TEXT_MAX,
+    CopyLines,
+    copy_text,
+    copy_time,
+    node_text,
+    with_node,
+)
 from accounting.parsers.records import JobRecord, JobState
 
 LAST_SECOND = 253_402_300_799  # 9999-12-31T23:59:59Z
@@ -74,6 +82,9 @@ def test_every_column_of_a_run_in_order() -> None:
         "exit_status": "-11", "usage": "7200.0", "source_file": "/logs/20260301",
         "source_line": "3", "ingest_id": "42", "node_id": "9",
     }  # fmt: skip
+    # Completed as it is made, the line is the same.
+    made = CopyLines(7, "/logs/20260301", 42).line(record(), 7200.0, "ann", node_text(9))
+    assert made == line
 
 
 def test_a_run_without_a_node_or_usage_figures_has_nulls() -> None:
