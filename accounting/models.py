@@ -134,6 +134,9 @@ class Job(models.Model):
     end = models.DateTimeField(null=True, blank=True)
     exit_status = models.IntegerField(null=True, blank=True)
     usage = models.FloatField(default=0.0)
+    # What the cycles have added to the entity's usage for this run so far: when it equals
+    # `usage` the run is accrued (a running run is priced by the cycles as it runs).
+    accrued = models.FloatField(default=0.0, db_default=0.0)
     source_file = models.CharField(max_length=1024)
     source_line = models.PositiveIntegerField()
     ingest = models.ForeignKey(
@@ -169,6 +172,12 @@ class Job(models.Model):
                 condition=Q(state=JobState.RUNNING),
                 name="job_running",
             ),
+            # The runs a cycle still has to accrue.
+            models.Index(
+                fields=["cluster", "start"],
+                condition=Q(state=JobState.RUNNING) | ~Q(accrued=F("usage")),
+                name="job_accruing",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -177,3 +186,29 @@ class Job(models.Model):
     @property
     def core_hours(self) -> float:
         return self.ncpus * (self.walltime or 0) / 3600
+
+
+class Cycle(models.Model):
+    """One scheduling cycle of a cluster: what it accrued and decayed up to `at`.
+
+    The ledger that makes cycles exactly-once: a cycle at or before the cluster's last one is
+    refused, and (cluster, at) is unique; a cycle is one transaction with all it changed.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="cycles")
+    at = models.DateTimeField(help_text="The cycle's time: usage is accrued up to it.")
+    previous_at = models.DateTimeField(null=True, blank=True)
+    jobs_accrued = models.PositiveIntegerField(default=0)
+    usage_added = models.FloatField(default=0.0)
+    decays_applied = models.PositiveIntegerField(default=0)
+    duration = models.FloatField(default=0.0, help_text="Seconds the cycle took.")
+    started_at = models.DateTimeField(help_text="Wall-clock time the cycle ran.")
+
+    class Meta:
+        ordering = ["cluster", "-at"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "at"], name="cycle_unique_per_cluster"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}@{self.at:%Y-%m-%d %H:%M:%S}"

@@ -8,18 +8,20 @@ process for big inputs); this module decides what is new and stores it.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, tzinfo
+from datetime import UTC, datetime, tzinfo
 from typing import Any, cast
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from accounting.copy_text import JOB_COLUMNS
 from accounting.entities import SwfAccountFrom
-from accounting.models import IngestRejection, IngestRun, IngestSource, Job
+from accounting.models import Cycle, IngestRejection, IngestRun, IngestSource, Job
 from accounting.parsers.records import USAGE_RESOURCES, JobRecord, JobState
 from accounting.preparation import (
     Batch,
@@ -29,12 +31,17 @@ from accounting.preparation import (
     completed_row,
     prepared_files,
 )
+from trees.engine.cycle import accrued_usage, decay_instants
 from trees.engine.fairtree import ROOT_ACCOUNT, AssociationDef
 from trees.engine.formula import FormulaValueError, parse_formula
+from trees.engine.pbs import FAIRSHARE_MIN_USAGE, GroupDef, PbsTree, UsageRecord
+from trees.formats.pbsfs import UsageDatabase
 from trees.formats.rejected import RejectedLine
-from trees.models import Cluster, Node, NodeKind, Scheduler
+from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler
+from trees.selectors import epoch_seconds, pbs_state_get
 from trees.services import (
     cluster_get_or_create,
+    pbs_database_store,
     pbs_entities_add,
     pbs_groups_add,
     slurm_associations_add,
@@ -319,6 +326,7 @@ class _JobStore:
         existing = _stored_runs(self.cluster.pk, [run.job_id for run in batch])
         to_insert: list[PreparedRun] = []
         to_delete: list[int] = []
+        superseding: dict[str, int] = {}  # job id -> the run whose end replaces a running row
         for run in batch:
             stored = existing.get(run.job_id, {})
             held = stored.get(run.run)
@@ -334,10 +342,17 @@ class _JobStore:
                     self.summary.duplicates += 1
                     continue
                 # Its end supersedes the job's running row (whatever run it was guessed to be).
-                to_delete += [pk for pk, state in stored.values() if state == JobState.RUNNING]
+                running = [pk for pk, state in stored.values() if state == JobState.RUNNING]
+                if running:
+                    to_delete += running
+                    superseding[run.job_id] = run.run
                 self.running.discard(run.job_id)
                 self.summary.ingested += 1
             to_insert.append(run)
+        # What the cycles accrued for a running row stays accrued for the run that ends it.
+        carried = dict(
+            Job.objects.filter(pk__in=to_delete, accrued__gt=0).values_list("job_id", "accrued")
+        )
         if to_delete:
             Job.objects.filter(pk__in=to_delete).delete()
         placing = [run for run in to_insert if not run.complete]
@@ -345,6 +360,10 @@ class _JobStore:
         self._write(
             [run.row if run.complete else completed_row(run.row, next(nodes)) for run in to_insert]
         )
+        for job_id, accrued in carried.items():
+            Job.objects.filter(cluster=self.cluster, job_id=job_id, run=superseding[job_id]).update(
+                accrued=accrued
+            )
 
     def _write(self, rows: list[Any]) -> None:
         """Store complete rows: COPY text lines (PostgreSQL) or tuples of values."""
@@ -438,3 +457,142 @@ def job_resources(job: Job) -> dict[str, float]:
         extra=extra,
     )
     return record.usage_resources()
+
+
+class CycleRefused(ValueError):
+    """A cycle that cannot run as asked (the message says why and what to do)."""
+
+
+@dataclass(frozen=True)
+class CycleOutcome:
+    """What `cycle_run` did: the cycle it stored, or None when that slot was already done."""
+
+    cycle: Cycle | None
+    last_at: datetime | None  # the cluster's last cycle before this call
+
+
+def cycle_run(*, cluster: Cluster, now: datetime) -> CycleOutcome:
+    """One scheduling cycle up to `now`: accrue job usage, apply the decays due, store metrics.
+
+    Decays split the accrual: usage that ran before a decay instant is decayed with it, usage
+    after is not, as PBS's cycles see it. One transaction holding the cluster's row: two
+    workers on the same cluster run one after the other, and the second, finding `now` done,
+    does nothing; a cycle that dies leaves nothing and the next one catches up.
+    """
+    started, clock = timezone.now(), time.perf_counter()
+    with transaction.atomic():
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        last = Cycle.objects.filter(cluster=cluster).order_by("-at").first()
+        last_at = None if last is None else last.at
+        if last_at is not None and now <= last_at:
+            if now == last_at:
+                return CycleOutcome(None, last_at)
+            raise CycleRefused(
+                f"cluster {cluster.name}: {now.isoformat()} is before its last cycle at"
+                f" {last_at.isoformat()}; a cycle cannot go back in time"
+            )
+        _check_cycle_policy(cluster)
+        state = pbs_state_get(cluster=cluster)
+        interval = int(cluster.decay_interval.total_seconds())
+        moment = epoch_seconds(now)
+        last_decay = state.database.last_decay or moment  # PBS starts the clock on its first run
+        accrual = _Accrual(cluster, now)
+        records = {record.name: record.usage for record in state.database.records}
+        decays = decay_instants(last_decay, interval, moment)
+        for instant in decays:
+            accrual.add_until(instant, records)
+            records = _decayed(state.groups, records, cluster, cluster.decay_factor)
+            last_decay = instant
+        accrual.add_until(moment, records)
+        database = UsageDatabase(
+            exists=True,
+            last_decay=last_decay,
+            records=tuple(UsageRecord(name, usage) for name, usage in records.items()),
+        )
+        pbs_database_store(cluster=cluster, groups=state.groups, database=database, reason="cycle")
+        accrual.save()
+        cycle = Cycle.objects.create(
+            cluster=cluster,
+            at=now,
+            previous_at=last_at,
+            jobs_accrued=len(accrual.changed),
+            usage_added=accrual.added,
+            decays_applied=len(decays),
+            duration=time.perf_counter() - clock,
+            started_at=started,
+        )
+    return CycleOutcome(cycle, last_at)
+
+
+def _check_cycle_policy(cluster: Cluster) -> None:
+    if cluster.scheduler != Scheduler.PBS:
+        raise CycleRefused(
+            f"cluster {cluster.name}: cycles run for PBS clusters; this one is {cluster.scheduler}"
+        )
+    if cluster.decay_interval.total_seconds() < 1:
+        raise CycleRefused(f"cluster {cluster.name}: decay_interval must be at least 1 s")
+    if not Node.objects.filter(cluster=cluster, origin=NodeOrigin.DEFINED).exists():
+        raise CycleRefused(
+            f"cluster {cluster.name} has no tree: import its resource_group first"
+            " (manage.py import_resource_group FILE --cluster NAME)"
+        )
+
+
+def _decayed(
+    groups: Sequence[GroupDef], records: dict[str, float], cluster: Cluster, factor: float
+) -> dict[str, float]:
+    """The usage database after `pbsfs -d`: every usage × factor, floor 1, records at 1 gone."""
+    pbs = PbsTree.build(
+        groups,
+        [UsageRecord(name, usage) for name, usage in records.items()],
+        unknown_shares=cluster.unknown_shares,
+    )
+    pbs.decay(factor)
+    return {record.name: record.usage for record in pbs.records()}
+
+
+class _Accrual:
+    """The runs a cycle accrues: what each has added so far, and what is due by a time."""
+
+    def __init__(self, cluster: Cluster, now: datetime) -> None:
+        self.formula = parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)
+        self.jobs = list(
+            Job.objects.filter(cluster=cluster, start__lt=now)
+            .filter(Q(state=JobState.RUNNING) | ~Q(accrued=F("usage")))
+            .order_by("start", "pk")
+        )
+        self.changed: dict[int, Job] = {}
+        self.added = 0.0
+
+    def add_until(self, moment: int, records: dict[str, float]) -> None:
+        """Add to each entity's record what its runs used up to `moment` and had not added."""
+        for job in self.jobs:
+            start = epoch_seconds(job.start)
+            if start >= moment:
+                continue
+            due = self._due(job, start, moment)
+            delta = due - job.accrued
+            if delta == 0:
+                continue
+            job.accrued = due
+            self.changed[job.pk] = job
+            self.added += delta
+            usage = records.get(job.entity, FAIRSHARE_MIN_USAGE) + delta
+            records[job.entity] = max(usage, FAIRSHARE_MIN_USAGE)
+
+    def _due(self, job: Job, start: int, moment: int) -> float:
+        if job.state != JobState.RUNNING:
+            end = epoch_seconds(job.end) if job.end is not None else start
+            return accrued_usage(job.usage, start, end, moment)
+        # Running: priced by the formula on what it has used so far, every core busy.
+        resources = job_resources(job)
+        elapsed = moment - start
+        resources["walltime"] = elapsed
+        resources["cput"] = float(elapsed * max(job.ncpus, 1))
+        try:
+            return max(self.formula.evaluate(resources), 0.0)
+        except FormulaValueError:
+            return job.accrued
+
+    def save(self) -> None:
+        Job.objects.bulk_update(list(self.changed.values()), ["accrued"], batch_size=1000)

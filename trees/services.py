@@ -175,6 +175,16 @@ def pbs_usage_import(*, cluster_name: str, usage: UsageFile) -> UsageImport:
     return UsageImport(replace(summary, cluster_created=created), screened, len(kept))
 
 
+def pbs_database_store(
+    *, cluster: Cluster, groups: Sequence[GroupDef], database: UsageDatabase, reason: str
+) -> StoreSummary:
+    """Store a usage database computed from the cluster's state (a cycle's), with every metric.
+
+    The caller holds the cluster's row lock and its transaction, from reading the state on.
+    """
+    return _pbs_store(cluster, groups=groups, database=database, reason=reason)
+
+
 def pbs_entities_add(*, cluster: Cluster, names: Sequence[str], reason: str) -> list[str]:
     """Entities met in jobs that the tree lacks: under `unknown`, with PBS's first usage (1).
 

@@ -1,0 +1,202 @@
+"""Cycles (accounting.services.cycle_run): job usage accrued once, decays as pbsfs -d does."""
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from accounting.models import Cycle, Job
+from accounting.parsers.records import JobState
+from accounting.services import CycleRefused, cycle_run
+from tests.accounting.test_services import DAY1, DAY2, TREE, pbs_ingest
+from tests.conftest import write_file
+from trees.formats.pbsfs import UsageDatabase, run_pbsfs
+from trees.formats.resource_group import parse_resource_group
+from trees.models import Cluster, Node
+from trees.selectors import pbs_state_get
+from trees.services import resource_group_import
+
+pytestmark = pytest.mark.django_db
+
+T0 = 1_772_352_000  # 2026-03-01 08:00 UTC
+DAY = 86_400
+
+
+def at(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+def site(decay_factor: float = 0.5) -> Cluster:
+    # (the database refuses a decay_factor outside (0, 1): tests/trees/test_models.py)
+    groups = parse_resource_group(TREE.encode()).groups
+    resource_group_import(cluster_name="site", groups=groups, pbs_messages=[], source="test")
+    cluster = Cluster.objects.get(name="site")
+    cluster.decay_factor = decay_factor
+    cluster.save()
+    return cluster
+
+
+def job(cluster: Cluster, job_id: str, entity: str, start: int, end: int | None, ncpus: int) -> Job:
+    """A run by hand: ended when `end` is given (usage ncpus*walltime), else running."""
+    values: dict[str, object] = {"state": JobState.RUNNING, "usage": 0.0}
+    if end is not None:
+        values = {
+            "state": JobState.ENDED,
+            "walltime": end - start,
+            "end": at(end),
+            "usage": float(ncpus * (end - start)),
+        }
+    return Job.objects.create(
+        cluster=cluster,
+        job_id=job_id,
+        entity=entity,
+        user=entity,
+        ncpus=ncpus,
+        start=at(start),
+        source_file="hand",
+        source_line=1,
+        **values,
+    )
+
+
+def usages(cluster: Cluster) -> dict[str, float]:
+    return {node.name: node.usage for node in Node.objects.filter(cluster=cluster)}
+
+
+def test_runs_accrue_over_the_cycles_they_span_and_decay_when_due() -> None:
+    cluster = site()
+    job(cluster, "1", "ann", T0, T0 + 3600, 4)  # 14,400
+    job(cluster, "2", "bob", T0 + 1800, T0 + 1800 + 7200, 2)  # 14,400
+
+    first = cycle_run(cluster=cluster, now=at(T0)).cycle
+    assert first is not None
+    assert (first.jobs_accrued, first.usage_added, first.decays_applied) == (0, 0.0, 0)
+    cluster.refresh_from_db()
+    assert cluster.last_decay == at(T0)  # PBS starts the decay clock on its first cycle
+
+    cycle_run(cluster=cluster, now=at(T0 + 1800))
+    assert usages(cluster)["ann"] == 1 + 7200  # half of job 1's hour
+    cycle_run(cluster=cluster, now=at(T0 + 3600))
+    assert (usages(cluster)["ann"], usages(cluster)["bob"]) == (14_401, 3601)
+
+    # The workers were down for a day: the decay due at T0 + 24 h applies to what ran before it.
+    late = cycle_run(cluster=cluster, now=at(T0 + DAY + 600)).cycle
+    assert late is not None
+    assert (late.decays_applied, late.usage_added) == (1, 10_800.0)
+    assert (usages(cluster)["ann"], usages(cluster)["bob"]) == (7200.5, 7200.5)
+    assert usages(cluster)["chem"] == 1 + 7200.5  # a group is 1 + its leaves
+    cluster.refresh_from_db()
+    assert cluster.last_decay == at(T0 + DAY)
+
+    two = cycle_run(cluster=cluster, now=at(T0 + 3 * DAY + 5)).cycle
+    assert two is not None
+    assert two.decays_applied == 2
+    assert usages(cluster)["ann"] == 1800.125
+    assert {j.job_id: j.accrued for j in Job.objects.all()} == {"1": 14_400, "2": 14_400}
+    assert Cycle.objects.filter(cluster=cluster).count() == 5
+
+
+def test_decays_are_those_of_pbsfs_minus_d_at_the_same_instants() -> None:
+    cluster = site()
+    job(cluster, "1", "ann", T0 - 7200, T0 - 3600, 3)  # 10,800, over before the first cycle
+    job(cluster, "2", "bob", T0 - 600, T0 - 300, 1)  # 300
+    cycle_run(cluster=cluster, now=at(T0))
+    cluster.refresh_from_db()
+    before = pbs_state_get(cluster=cluster)
+    cycle_run(cluster=cluster, now=at(T0 + 2 * DAY))
+
+    # pbsfs -d twice on the usage database the first cycle left.
+    database = before.database
+    for instant in (T0 + DAY, T0 + 2 * DAY):
+        written = run_pbsfs(
+            ["-d"], groups=before.groups, database=database, policy=before.policy, now=instant
+        ).written
+        assert written is not None
+        database = written
+    cluster.refresh_from_db()
+    after = pbs_state_get(cluster=cluster).database
+    assert after == UsageDatabase(True, T0 + 2 * DAY, database.records)
+    assert {r.name: r.usage for r in after.records} == {"ann": 2700.25, "bob": 75.25}
+
+
+def test_a_cycle_at_a_time_already_done_does_nothing() -> None:
+    cluster = site()
+    job(cluster, "1", "ann", T0, T0 + 3600, 4)
+    cycle_run(cluster=cluster, now=at(T0))
+    assert cycle_run(cluster=cluster, now=at(T0 + 3600)).cycle is not None
+    again = cycle_run(cluster=cluster, now=at(T0 + 3600))
+    assert again.cycle is None
+    assert again.last_at == at(T0 + 3600)
+    assert usages(cluster)["ann"] == 14_401
+    assert Cycle.objects.count() == 2
+
+
+def test_a_clock_going_backwards_is_refused() -> None:
+    cluster = site()
+    cycle_run(cluster=cluster, now=at(T0))
+    with pytest.raises(CycleRefused, match="before its last cycle at 2026-03-01T08:00:00"):
+        cycle_run(cluster=cluster, now=at(T0 - 1))
+
+
+def test_a_cluster_without_a_tree_is_refused() -> None:
+    cluster = Cluster.objects.create(name="bare")
+    with pytest.raises(CycleRefused, match="has no tree: import its resource_group first"):
+        cycle_run(cluster=cluster, now=at(T0))
+
+
+def test_a_cycle_that_dies_leaves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = site()
+    job(cluster, "1", "ann", T0 - 3600, T0 - 60, 4)
+
+    def disk_full(**kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Cycle.objects, "create", disk_full)
+    with pytest.raises(OSError, match="disk full"):
+        cycle_run(cluster=cluster, now=at(T0))
+    monkeypatch.undo()
+    assert Job.objects.get().accrued == 0
+    assert usages(cluster)["ann"] == 1
+    assert cycle_run(cluster=cluster, now=at(T0)).cycle is not None  # the retry does it all
+    assert usages(cluster)["ann"] == 1 + 4 * 3540
+
+
+def test_a_running_job_accrues_as_it_runs_and_its_end_adds_the_remainder(tmp_path: Path) -> None:
+    cluster = site()
+    pbs_ingest(write_file(tmp_path, "20260301", DAY1))
+    start = 1_772_359_200  # job 102: bob, 8 cores, still running at the end of day 1
+    cycle_run(cluster=cluster, now=at(start + 3600))
+    assert usages(cluster)["bob"] == 1 + 8 * 3600
+    assert usages(cluster)["ann"] == 1 + 4 * 3600  # job 101, over before the cycle
+
+    pbs_ingest(write_file(tmp_path, "20260302", DAY2))  # 102 ends after 24 h
+    ended = Job.objects.get(job_id="102")
+    assert (ended.state, ended.usage, ended.accrued) == ("ended", 8 * 86_400, 8 * 3600)
+    cycle = cycle_run(cluster=cluster, now=at(start + DAY)).cycle
+    assert cycle is not None
+    assert cycle.decays_applied == 0
+    assert cycle.usage_added == (8 * 86_400 - 8 * 3600) + (2 * 1800 + 2 * 3600)  # 102's rest, 103
+    assert usages(cluster)["bob"] == 1 + 8 * 86_400  # the job's usage, once
+    assert usages(cluster)["cy"] == 1 + 2 * 1800 + 2 * 3600  # both runs of 103, under unknown
+
+
+def test_a_job_charged_to_an_entity_the_tree_lost_goes_to_unknown() -> None:
+    cluster = site()
+    job(cluster, "1", "zed", T0 - 3600, T0 - 600, 1)
+    cycle_run(cluster=cluster, now=at(T0))
+    zed = Node.objects.get(cluster=cluster, name="zed")
+    assert zed.parent is not None
+    assert zed.parent.name == "unknown"
+    assert zed.usage == 1 + 3000
+
+
+def test_half_life_of_a_week_is_decay_factor_one_half_per_week() -> None:
+    from trees.engine.cycle import half_life_factor
+
+    cluster = site(decay_factor=half_life_factor(168 * 3600, 168 * 3600))
+    cluster.decay_interval = timedelta(hours=168)
+    cluster.save()
+    job(cluster, "1", "ann", T0 - 7200, T0 - 3600, 2)
+    cycle_run(cluster=cluster, now=at(T0))
+    cycle_run(cluster=cluster, now=at(T0 + 168 * 3600))
+    assert usages(cluster)["ann"] == (1 + 7200) * 0.5

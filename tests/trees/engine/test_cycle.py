@@ -1,0 +1,65 @@
+"""trees.engine.cycle: accrual of a run's usage over the cycles it spans, and due decays."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trees.engine.cycle import accrued_usage, decay_instants, half_life_factor
+
+
+def test_a_run_accrues_in_proportion_to_the_time_it_ran() -> None:
+    # 4 cores for 2 hours (7200 s) under ncpus*walltime: 28,800 in all.
+    assert accrued_usage(28_800.0, 1_000, 8_200, 1_000) == 0.0
+    assert accrued_usage(28_800.0, 1_000, 8_200, 1_600) == 2_400.0  # 600 s of 7200
+    assert accrued_usage(28_800.0, 1_000, 8_200, 4_600) == 14_400.0
+    assert accrued_usage(28_800.0, 1_000, 8_200, 8_200) == 28_800.0
+    assert accrued_usage(28_800.0, 1_000, 8_200, 99_999) == 28_800.0
+    assert accrued_usage(28_800.0, 1_000, 8_200, 0) == 0.0
+
+
+def test_a_run_of_no_duration_accrues_at_its_end() -> None:
+    assert accrued_usage(5.0, 100, 100, 99) == 0.0
+    assert accrued_usage(5.0, 100, 100, 100) == 5.0
+
+
+@given(
+    usage=st.floats(0, 1e12),
+    start=st.integers(0, 10**9),
+    length=st.integers(0, 10**7),
+    cuts=st.lists(st.integers(0, 2 * 10**7), max_size=20),
+)
+def test_the_cycles_a_run_spans_add_up_to_its_usage(
+    usage: float, start: int, length: int, cuts: list[int]
+) -> None:
+    # What each cycle adds is what is due by its time less what was accrued before, and the
+    # cycle after the end adds the remainder: the sum is the run's usage exactly.
+    end = start + length
+    accrued = 0.0
+    for now in sorted(start - 10 + cut for cut in cuts):
+        due = accrued_usage(usage, start, end, now)
+        assert due >= accrued - 1e-6 * usage  # never less than before
+        accrued = due
+    accrued = accrued_usage(usage, start, end, end + 1)
+    assert accrued == usage
+
+
+def test_decays_fall_due_once_per_whole_interval() -> None:
+    day = 86_400
+    assert decay_instants(0, day, day - 1) == []
+    assert decay_instants(0, day, day) == [day]
+    assert decay_instants(100, day, 100 + 3 * day + 5) == [100 + day, 100 + 2 * day, 100 + 3 * day]
+    assert decay_instants(500, day, 400) == []  # a clock behind the last decay: none due
+
+
+def test_a_decay_interval_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="positive"):
+        decay_instants(0, 0, 10)
+
+
+def test_a_half_life_is_a_decay_factor_per_interval() -> None:
+    week = 168 * 3600
+    assert half_life_factor(week, week) == 0.5  # seed 003
+    assert half_life_factor(week, 24 * 3600) == pytest.approx(0.5 ** (1 / 7))
+    assert half_life_factor(week, 24 * 3600) ** 7 == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="must be positive"):
+        half_life_factor(0, week)
