@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db.models import Count, F, FloatField, Sum
 from django.db.models.functions import Cast, Coalesce
 
-from accounting.models import Job
+from accounting.models import Cycle, Job
 from accounting.parsers.records import JobState
-from trees.models import Cluster
+from trees.engine.cycle import cycle_slot
+from trees.models import Cluster, NodeOrigin, Scheduler
 
 REPORT_GROUPS = ("entity", "user", "group", "project", "account", "queue")
 
@@ -60,3 +61,32 @@ def usage_report_get(
         )
         for row in rows
     ]
+
+
+def cycle_slot_of(cluster: Cluster, now: datetime) -> datetime:
+    """The time of the cycle `now` falls in, on the cluster's `scheduler_iteration` grid."""
+    iteration = max(1, int(cluster.scheduler_iteration.total_seconds()))
+    return datetime.fromtimestamp(cycle_slot(int(now.timestamp()), iteration), tz=UTC)
+
+
+def last_cycle_at(cluster: Cluster) -> datetime | None:
+    return (
+        Cycle.objects.filter(cluster=cluster).order_by("-at").values_list("at", flat=True).first()
+    )
+
+
+def clusters_due(now: datetime) -> list[tuple[Cluster, datetime]]:
+    """The clusters whose current cycle slot has not run yet, with that slot's time.
+
+    Cycles run for PBS clusters with a tree (resource groups defined).
+    """
+    due = []
+    clusters = Cluster.objects.filter(
+        scheduler=Scheduler.PBS, nodes__origin=NodeOrigin.DEFINED
+    ).distinct()
+    for cluster in clusters.order_by("name"):
+        slot = cycle_slot_of(cluster, now)
+        last = last_cycle_at(cluster)
+        if last is None or last < slot:
+            due.append((cluster, slot))
+    return due

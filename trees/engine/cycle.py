@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["accrued_usage", "decay_instants", "half_life_factor"]
+__all__ = ["accrued_usage", "cycle_slot", "decay_instants", "half_life_factor"]
 
 
 def accrued_usage(usage: float, start: int, end: int, until: int) -> float:
@@ -40,3 +40,12 @@ def half_life_factor(half_life: float, interval: float) -> float:
     if half_life <= 0 or interval <= 0:
         raise ValueError("half-life and decay interval must be positive")
     return math.pow(0.5, interval / half_life)
+
+
+def cycle_slot(now: int, iteration: int) -> int:
+    """The cycle `now` falls in: the last multiple of `scheduler_iteration` at or before it, so
+    that two ticks of one slot (a duplicated beat, a retry) name the same cycle.
+    """
+    if iteration <= 0:
+        raise ValueError(f"scheduler iteration must be positive, not {iteration} s")
+    return now - now % iteration

@@ -1,11 +1,8 @@
 import csv
 import json
-from datetime import date, datetime, time
 from typing import Any
 
 from django.core.management.base import CommandParser
-from django.utils import timezone
-from django.utils.dateparse import parse_date, parse_datetime
 
 from accounting.selectors import REPORT_GROUPS, usage_report_get
 from trees.management.commands._base import FairshareCommand
@@ -26,8 +23,8 @@ class Command(FairshareCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         cluster = self.existing_cluster(options["cluster"])
-        since = self._moment("--since", options["since"])
-        until = self._moment("--until", options["until"])
+        since = self.moment("--since", options["since"])
+        until = self.moment("--until", options["until"])
         if since is not None and until is not None and until <= since:
             self.fail(f"--until {options['until']} is not after --since {options['since']}")
         rows = usage_report_get(cluster=cluster, by=options["by"], since=since, until=until)
@@ -38,20 +35,3 @@ class Command(FairshareCommand):
         writer.writerow(["key", "jobs", "core_hours", "usage"])
         for row in rows:
             writer.writerow([row.key, row.jobs, repr(row.core_hours), repr(row.usage)])
-
-    def _moment(self, option: str, text: str | None) -> datetime | None:
-        """An ISO date (its midnight) or date-time; without an offset, in TIME_ZONE."""
-        if text is None:
-            return None
-        try:
-            moment = parse_datetime(text)
-            day: date | None = None if moment is not None else parse_date(text)
-        except ValueError:
-            moment = day = None
-        if moment is None and day is not None:
-            moment = datetime.combine(day, time())
-        if moment is None:
-            self.fail(f"{option} {text}: not an ISO 8601 date or time (e.g. 2026-01-31T08:00)")
-        if timezone.is_naive(moment):
-            moment = timezone.make_aware(moment)
-        return moment

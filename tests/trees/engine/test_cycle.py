@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trees.engine.cycle import accrued_usage, decay_instants, half_life_factor
+from trees.engine.cycle import accrued_usage, cycle_slot, decay_instants, half_life_factor
 
 
 def test_a_run_accrues_in_proportion_to_the_time_it_ran() -> None:
@@ -63,3 +63,12 @@ def test_a_half_life_is_a_decay_factor_per_interval() -> None:
     assert half_life_factor(week, 24 * 3600) ** 7 == pytest.approx(0.5)
     with pytest.raises(ValueError, match="must be positive"):
         half_life_factor(0, week)
+
+
+def test_ticks_of_one_slot_name_the_same_cycle() -> None:
+    ten_minutes = 600
+    assert cycle_slot(1_772_352_000, ten_minutes) == 1_772_352_000
+    assert cycle_slot(1_772_352_599, ten_minutes) == 1_772_352_000
+    assert cycle_slot(1_772_352_600, ten_minutes) == 1_772_352_600
+    with pytest.raises(ValueError, match="must be positive"):
+        cycle_slot(5, 0)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import NoReturn
 
 from django.core.management.base import BaseCommand, CommandParser
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
 
 from trees.formats.rejected import RejectedLine
 from trees.models import Cluster, Scheduler
@@ -53,6 +56,23 @@ class FairshareCommand(BaseCommand):
         if cluster.scheduler != Scheduler.PBS:
             self.fail(f"cluster {name} is a {cluster.get_scheduler_display()} cluster, not PBS")
         return cluster
+
+    def moment(self, option: str, text: str | None) -> datetime | None:
+        """An ISO date (its midnight) or date-time; without an offset, in TIME_ZONE."""
+        if text is None:
+            return None
+        try:
+            moment = parse_datetime(text)
+            day: date | None = None if moment is not None else parse_date(text)
+        except ValueError:
+            moment = day = None
+        if moment is None and day is not None:
+            moment = datetime.combine(day, time())
+        if moment is None:
+            self.fail(f"{option} {text}: not an ISO 8601 date or time (e.g. 2026-01-31T08:00)")
+        if timezone.is_naive(moment):
+            moment = timezone.make_aware(moment)
+        return moment
 
     def write_text(self, path: str | None, text: str) -> None:
         """To the file given with -o, or to stdout."""

@@ -1,0 +1,47 @@
+"""Celery tasks: thin calls of the cycle services, safe to run twice (acks_late, retries)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+from django.db import InterfaceError, OperationalError
+from django.utils import timezone
+
+from accounting.selectors import clusters_due, cycle_slot_of
+from accounting.services import cycle_run
+from trees.models import Cluster
+
+# The database restarting or unreachable: the cycle rolled back, so running it again is safe.
+_RETRIED: dict[str, Any] = {
+    "autoretry_for": (OperationalError, InterfaceError),
+    "retry_backoff": 5,
+    "retry_backoff_max": 300,
+    "max_retries": 10,
+}
+
+
+@shared_task(**_RETRIED)  # type: ignore[untyped-decorator]
+def run_cycle(cluster_id: int) -> dict[str, Any]:
+    """The cluster's cycle of the current slot; nothing when that slot is already done."""
+    cluster = Cluster.objects.get(pk=cluster_id)
+    outcome = cycle_run(cluster=cluster, now=cycle_slot_of(cluster, timezone.now()))
+    cycle = outcome.cycle
+    if cycle is None:
+        return {"cluster": cluster.name, "done_before": True}
+    return {
+        "cluster": cluster.name,
+        "at": cycle.at.isoformat(),
+        "jobs_accrued": cycle.jobs_accrued,
+        "usage_added": cycle.usage_added,
+        "decays_applied": cycle.decays_applied,
+    }
+
+
+@shared_task(**_RETRIED)  # type: ignore[untyped-decorator]
+def run_due_cycles() -> list[str]:
+    """Queue the cycle of every cluster whose slot is due (the beat calls this every minute)."""
+    due = clusters_due(timezone.now())
+    for cluster, _slot in due:
+        run_cycle.delay(cluster.pk)
+    return [cluster.name for cluster, _ in due]
