@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 from django.db import models
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import F, Q
 
 from accounting.parsers.records import JobState
+from trees.engine.pbs import f32
 from trees.models import Cluster, Node
 
 JOB_STATES = [(state.value, state.value) for state in JobState]
@@ -201,6 +203,10 @@ class Cycle(models.Model):
     jobs_accrued = models.PositiveIntegerField(default=0)
     usage_added = models.FloatField(default=0.0)
     decays_applied = models.PositiveIntegerField(default=0)
+    decay_times = models.JSONField(default=list, help_text="When each decay applied fell due.")
+    history_kept = models.BooleanField(
+        default=True, help_text="Whether NodeHistory still holds this cycle (the roll-up thins)."
+    )
     duration = models.FloatField(default=0.0, help_text="Seconds the cycle took.")
     started_at = models.DateTimeField(help_text="Wall-clock time the cycle ran.")
 
@@ -212,3 +218,47 @@ class Cycle(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster_id}@{self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class Float32Field(models.FloatField[float, float]):
+    """A float of IEEE single precision, as PBS keeps percentages and fairshare_tree_usage:
+    PostgreSQL's `real`, 4 bytes, holds the engine's float32 values exactly."""
+
+    def db_type(self, connection: BaseDatabaseWrapper) -> str:
+        return "real"
+
+    def from_db_value(
+        self, value: float | None, expression: object, connection: BaseDatabaseWrapper
+    ) -> float | None:
+        # PostgreSQL prints a real as its shortest decimal ("0.4"), which reads back as the
+        # nearest double: round it to the float32 it stands for.
+        return None if value is None else f32(value)
+
+
+class NodeHistory(models.Model):
+    """A node's numbers as a cycle left them (usage/perc is usage / fairshare_perc).
+
+    Bounded by the roll-up: every cycle of the last day, the last cycle of each hour of the
+    last week, the last cycle of each day before (docs/history.md has the sizes).
+    """
+
+    pk = models.CompositePrimaryKey("node", "at")
+    node = models.ForeignKey(
+        Node, on_delete=models.CASCADE, related_name="history", db_constraint=False
+    )
+    at = models.DateTimeField()
+    usage = models.FloatField()
+    fairshare_perc = Float32Field()
+    fairshare_tree_usage = Float32Field()
+    fairshare_factor = models.FloatField()
+
+    class Meta:
+        ordering = ["node", "at"]
+
+    def __str__(self) -> str:
+        return f"{self.node_id}@{self.at:%Y-%m-%d %H:%M:%S}"
+
+    @property
+    def usage_perc(self) -> float:
+        """usage / fairshare_perc; -1 when the percentage is 0 (pbsfs)."""
+        return -1.0 if self.fairshare_perc == 0 else self.usage / self.fairshare_perc

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 from django.db.models import Count, F, FloatField, Sum
 from django.db.models.functions import Cast, Coalesce
 
-from accounting.models import Cycle, Job
+from accounting.models import Cycle, Job, NodeHistory
 from accounting.parsers.records import JobState
 from trees.engine.cycle import cycle_slot
-from trees.models import Cluster, NodeOrigin, Scheduler
+from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
 
 REPORT_GROUPS = ("entity", "user", "group", "project", "account", "queue")
 
@@ -90,3 +90,71 @@ def clusters_due(now: datetime) -> list[tuple[Cluster, datetime]]:
         if last is None or last < slot:
             due.append((cluster, slot))
     return due
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    at: datetime
+    usage: float
+    fairshare_perc: float
+    fairshare_tree_usage: float
+    usage_perc: float  # usage / fairshare_perc; -1 when the percentage is 0
+    fairshare_factor: float
+
+
+def node_history_get(
+    *, node: Node, since: datetime | None = None, until: datetime | None = None
+) -> list[HistoryPoint]:
+    """The node's numbers after each cycle kept in [since, until), oldest first."""
+    rows = NodeHistory.objects.filter(node=node)
+    if since is not None:
+        rows = rows.filter(at__gte=since)
+    if until is not None:
+        rows = rows.filter(at__lt=until)
+    return [
+        HistoryPoint(
+            row.at,
+            row.usage,
+            row.fairshare_perc,
+            row.fairshare_tree_usage,
+            row.usage_perc,
+            row.fairshare_factor,
+        )
+        for row in rows.order_by("at")
+    ]
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    """What a chart marks: a decay of the cluster's usage, or a change of a node's shares."""
+
+    at: datetime
+    kind: str  # "decay" or "shares"
+    text: str
+
+
+def history_events_get(
+    *, cluster: Cluster, since: datetime | None = None, until: datetime | None = None
+) -> list[HistoryEvent]:
+    """The decays the cycles applied and the share changes in [since, until), by time."""
+    events = []
+    factor = cluster.decay_factor
+    for times in Cycle.objects.filter(cluster=cluster, decays_applied__gt=0).values_list(
+        "decay_times", flat=True
+    ):
+        for text in times:
+            at = datetime.fromisoformat(text)
+            events.append(HistoryEvent(at, "decay", f"usage decayed × {factor:g}"))
+    for change in ShareChange.objects.filter(cluster=cluster):
+        before = "added" if change.old_shares is None else f"{change.old_shares} shares"
+        after = "removed" if change.new_shares is None else f"{change.new_shares} shares"
+        text = f"{change.node_name}: {before} → {after} ({change.reason})"
+        events.append(HistoryEvent(change.changed_at, "shares", text))
+    return sorted(
+        (
+            event
+            for event in events
+            if (since is None or event.at >= since) and (until is None or event.at < until)
+        ),
+        key=lambda event: event.at,
+    )

@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, cast
 
 from django.db import IntegrityError, connection, transaction
@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from accounting.copy_text import JOB_COLUMNS
 from accounting.entities import SwfAccountFrom
-from accounting.models import Cycle, IngestRejection, IngestRun, IngestSource, Job
+from accounting.models import Cycle, IngestRejection, IngestRun, IngestSource, Job, NodeHistory
 from accounting.parsers.records import USAGE_RESOURCES, JobRecord, JobState
 from accounting.preparation import (
     Batch,
@@ -511,6 +511,7 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> CycleOutcome:
         )
         pbs_database_store(cluster=cluster, groups=state.groups, database=database, reason="cycle")
         accrual.save()
+        _history_write(cluster, now)
         cycle = Cycle.objects.create(
             cluster=cluster,
             at=now,
@@ -518,6 +519,7 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> CycleOutcome:
             jobs_accrued=len(accrual.changed),
             usage_added=accrual.added,
             decays_applied=len(decays),
+            decay_times=[datetime.fromtimestamp(moment, tz=UTC).isoformat() for moment in decays],
             duration=time.perf_counter() - clock,
             started_at=started,
         )
@@ -596,3 +598,60 @@ class _Accrual:
 
     def save(self) -> None:
         Job.objects.bulk_update(list(self.changed.values()), ["accrued"], batch_size=1000)
+
+
+_HISTORY_COLUMNS = (
+    "node_id", "at", "usage", "fairshare_perc", "fairshare_tree_usage", "fairshare_factor"
+)  # fmt: skip
+# The roll-up: every cycle for a day, the last of each hour for a week, the last of each day.
+HISTORY_EVERY_CYCLE = timedelta(days=1)
+HISTORY_HOURLY = timedelta(days=7)
+
+
+def _history_write(cluster: Cluster, at: datetime) -> None:
+    """Every node's stored numbers as history at `at` (COPY on PostgreSQL)."""
+    metrics = Node.objects.filter(cluster=cluster).values_list(
+        "id", "usage", "fairshare_perc", "fairshare_tree_usage", "fairshare_factor"
+    )
+    moment = connection.ops.adapt_datetimefield_value(at)  # SQLite: naive UTC text
+    rows: list[tuple[Any, ...]] = [(node, moment, *values) for node, *values in metrics]
+    quote = connection.ops.quote_name
+    table = quote(NodeHistory._meta.db_table)
+    columns = ", ".join(quote(column) for column in _HISTORY_COLUMNS)
+    with connection.cursor() as cursor:
+        if connection.vendor != "postgresql":
+            marks = ", ".join(["%s"] * len(_HISTORY_COLUMNS))
+            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
+            return
+        with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+
+@dataclass(frozen=True)
+class RollUp:
+    cycles_thinned: int  # cycles whose history rows were removed
+    rows_removed: int
+
+
+def history_roll_up(*, cluster: Cluster, now: datetime) -> RollUp:
+    """Thin the cluster's history: keep every cycle of the last day, the last cycle of each
+    hour of the last week and the last cycle of each day before that (UTC hours and days).
+    """
+    with transaction.atomic():
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        kept = Cycle.objects.filter(
+            cluster=cluster, history_kept=True, at__lt=now - HISTORY_EVERY_CYCLE
+        ).order_by("at")
+        last_of: dict[tuple[int, int], datetime] = {}  # (width, bucket) -> its last cycle
+        for at in kept.values_list("at", flat=True):
+            width = 3600 if at >= now - HISTORY_HOURLY else 86_400
+            last_of[width, int(at.timestamp()) // width] = at
+        keep = set(last_of.values())
+        thinned = [at for at in kept.values_list("at", flat=True) if at not in keep]
+        removed = 0
+        for start in range(0, len(thinned), 500):
+            chunk = thinned[start : start + 500]
+            removed += NodeHistory.objects.filter(node__cluster=cluster, at__in=chunk).delete()[0]
+            Cycle.objects.filter(cluster=cluster, at__in=chunk).update(history_kept=False)
+    return RollUp(len(thinned), removed)

@@ -134,9 +134,11 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=600)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=540)
 CELERY_TIMEZONE = TIME_ZONE
 # Each minute the beat queues the cycle of every cluster whose scheduler_iteration slot has not
-# run; a cycle names its slot, so a duplicated tick or a retry finds it done.
+# run (a cycle names its slot, so a duplicated tick or a retry finds it done); daily, it thins
+# the history.
 CELERY_BEAT_SCHEDULE = {
     "due-cycles": {"task": "accounting.tasks.run_due_cycles", "schedule": 60.0},
+    "history-roll-up": {"task": "accounting.tasks.roll_up_history", "schedule": 86_400.0},
 }
 
 LOGGING = {

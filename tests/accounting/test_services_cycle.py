@@ -5,11 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from accounting.models import Cycle, Job
+from accounting.models import Cycle, Job, NodeHistory
 from accounting.parsers.records import JobState
-from accounting.services import CycleRefused, cycle_run
+from accounting.services import CycleRefused, RollUp, cycle_run, history_roll_up
 from tests.accounting.test_services import DAY1, DAY2, TREE, pbs_ingest
 from tests.conftest import write_file
+from trees.engine.pbs import PbsTree, UsageRecord, compute
 from trees.formats.pbsfs import UsageDatabase, run_pbsfs
 from trees.formats.resource_group import parse_resource_group
 from trees.models import Cluster, Node
@@ -20,6 +21,7 @@ pytestmark = pytest.mark.django_db
 
 T0 = 1_772_352_000  # 2026-03-01 08:00 UTC
 DAY = 86_400
+MIDNIGHT = T0 - 8 * 3600  # 2026-03-01 00:00 UTC
 
 
 def at(seconds: int) -> datetime:
@@ -200,3 +202,60 @@ def test_half_life_of_a_week_is_decay_factor_one_half_per_week() -> None:
     cycle_run(cluster=cluster, now=at(T0))
     cycle_run(cluster=cluster, now=at(T0 + 168 * 3600))
     assert usages(cluster)["ann"] == (1 + 7200) * 0.5
+
+
+def test_history_is_what_the_engine_computes_from_the_usages_at_each_cycle() -> None:
+    cluster = site()
+    job(cluster, "1", "ann", T0, T0 + 3600, 4)
+    job(cluster, "2", "bob", T0 + 1800, T0 + 1800 + 7200, 2)
+    job(cluster, "3", "zed", T0 + 600, T0 + 1200, 1)  # an entity the tree lacks
+    instants = [T0, T0 + 1800, T0 + 3600, T0 + DAY + 600]
+    for instant in instants:
+        cycle_run(cluster=cluster, now=at(instant))
+    cluster.refresh_from_db()
+    groups = pbs_state_get(cluster=cluster).groups
+    for instant in instants:
+        rows = {
+            row.node.name: row
+            for row in NodeHistory.objects.filter(at=at(instant)).select_related("node")
+        }
+        # The usage database: the leaves whose usage is not 1 (PBS writes no others).
+        leaves = [n for n, row in rows.items() if row.node.kind == "user" and row.usage != 1]
+        records = [UsageRecord(name, rows[name].usage) for name in leaves]
+        pbs = PbsTree.build(groups, records)
+        metrics = compute(pbs)
+        assert sorted(rows) == sorted(pbs.name(index) for index in pbs.preorder())
+        for index in pbs.preorder():
+            row = rows[pbs.name(index)]
+            assert row.usage == metrics.usage[index]
+            assert row.fairshare_perc == metrics.fairshare_perc[index]
+            assert row.fairshare_tree_usage == metrics.fairshare_tree_usage[index]
+            assert row.fairshare_factor == metrics.fairshare_factor(index)
+            assert row.usage_perc == metrics.usage_perc(index)
+    assert NodeHistory.objects.get(node__name="ann", at=at(T0 + 1800)).usage == 1 + 7200
+
+
+def test_the_roll_up_keeps_a_day_of_cycles_then_hours_then_days() -> None:
+    cluster = site()
+    # Cycles every 6 hours for ten days from 00:00 UTC.
+    six_hours = 6 * 3600
+    instants = [MIDNIGHT + k * six_hours for k in range(40)]  # ten days
+    instants += [MIDNIGHT + 5 * DAY + 600, MIDNIGHT + 5 * DAY + 1200]  # two more in one hour
+    for instant in sorted(instants):
+        cycle_run(cluster=cluster, now=at(instant))
+    nodes = Node.objects.filter(cluster=cluster).count()
+    now = at(MIDNIGHT + 10 * DAY)
+
+    rolled = history_roll_up(cluster=cluster, now=now)
+
+    # Days 0 to 2 (before the last week) keep their 18:00 cycle; in the hour from day 5
+    # 00:00 only the cycle of 00:20 stays; the last week's other hours hold one cycle each.
+    thinned = [MIDNIGHT + k * six_hours for k in range(12) if k % 4 != 3]
+    thinned += [MIDNIGHT + 5 * DAY, MIDNIGHT + 5 * DAY + 600]
+    assert rolled == RollUp(cycles_thinned=len(thinned), rows_removed=len(thinned) * nodes)
+    left = sorted({row.timestamp() for row in NodeHistory.objects.values_list("at", flat=True)})
+    assert left == sorted(set(instants) - set(thinned))
+    assert set(Cycle.objects.filter(history_kept=False).values_list("at", flat=True)) == {
+        at(instant) for instant in thinned
+    }
+    assert history_roll_up(cluster=cluster, now=now) == RollUp(0, 0)  # again: nothing to do

@@ -1,0 +1,66 @@
+"""Reads of cycles: a node's history for a chart, and the events that annotate it."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from accounting.selectors import HistoryEvent, clusters_due, history_events_get, node_history_get
+from accounting.services import cycle_run
+from tests.accounting.test_services_cycle import DAY, T0, at, job, site
+from trees.formats.resource_group import parse_resource_group
+from trees.models import Cluster, Node
+from trees.services import resource_group_import
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_node_history_is_each_kept_cycle_in_the_window_oldest_first() -> None:
+    cluster = site()
+    job(cluster, "1", "ann", T0, T0 + 3600, 4)
+    for instant in (T0, T0 + 1800, T0 + 3600, T0 + DAY + 60):
+        cycle_run(cluster=cluster, now=at(instant))
+    ann = Node.objects.get(name="ann")
+    points = node_history_get(node=ann)
+    assert [(p.at, p.usage) for p in points] == [
+        (at(T0), 1.0),
+        (at(T0 + 1800), 7201.0),
+        (at(T0 + 3600), 14_401.0),
+        (at(T0 + DAY + 60), 7200.5),
+    ]
+    chem = 0.6000000238418579  # 60 of 100 shares, as a float32
+    assert points[1].fairshare_perc == chem
+    assert points[1].usage_perc == 7201 / chem
+    assert points[1].fairshare_factor == ann.history.get(at=at(T0 + 1800)).fairshare_factor
+    window = node_history_get(node=ann, since=at(T0 + 1800), until=at(T0 + 3600))
+    assert [p.at for p in window] == [at(T0 + 1800)]
+
+
+def test_events_are_the_decays_and_the_share_changes() -> None:
+    cluster = site()
+    cycle_run(cluster=cluster, now=at(T0))
+    cycle_run(cluster=cluster, now=at(T0 + 2 * DAY + 5))  # two decays due
+    more = "chem 10 root 70\nphys 11 root 40\nann 20 chem 1\nbob 21 phys 1\n"
+    groups = parse_resource_group(more.encode()).groups
+    resource_group_import(cluster_name="site", groups=groups, pbs_messages=[], source="test")
+    events = history_events_get(cluster=cluster)
+    decays = [event for event in events if event.kind == "decay"]
+    assert decays == [
+        HistoryEvent(at(T0 + DAY), "decay", "usage decayed × 0.5"),
+        HistoryEvent(at(T0 + 2 * DAY), "decay", "usage decayed × 0.5"),
+    ]
+    (change,) = [event for event in events if event.kind == "shares"]
+    assert change.text == "chem: 60 shares → 70 shares (imported resource_group test)"
+    assert history_events_get(cluster=cluster, since=at(T0 + DAY + 1), until=at(T0 + 3 * DAY)) == [
+        decays[1]
+    ]
+
+
+def test_the_clusters_due_are_those_whose_slot_has_not_run() -> None:
+    cluster = site()
+    Cluster.objects.create(name="empty")  # no tree: no cycles
+    now = datetime(2026, 3, 1, 8, 17, tzinfo=UTC)
+    assert [(c.name, slot) for c, slot in clusters_due(now)] == [
+        ("site", datetime(2026, 3, 1, 8, 10, tzinfo=UTC))
+    ]
+    cycle_run(cluster=cluster, now=datetime(2026, 3, 1, 8, 10, tzinfo=UTC))
+    assert clusters_due(now) == []
