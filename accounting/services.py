@@ -31,6 +31,7 @@ from accounting.preparation import (
     completed_row,
     prepared_files,
 )
+from trees.bulk import rows_insert, rows_update
 from trees.engine.cycle import accrued_usage, decay_instants
 from trees.engine.fairtree import ROOT_ACCOUNT, AssociationDef
 from trees.engine.formula import FormulaValueError, parse_formula
@@ -597,7 +598,7 @@ class _Accrual:
             return job.accrued
 
     def save(self) -> None:
-        Job.objects.bulk_update(list(self.changed.values()), ["accrued"], batch_size=1000)
+        rows_update(Job, ["accrued"], [(job.pk, job.accrued) for job in self.changed.values()])
 
 
 _HISTORY_COLUMNS = (
@@ -609,23 +610,12 @@ HISTORY_HOURLY = timedelta(days=7)
 
 
 def _history_write(cluster: Cluster, at: datetime) -> None:
-    """Every node's stored numbers as history at `at` (COPY on PostgreSQL)."""
+    """Every node's stored numbers as history at `at`."""
+    moment = connection.ops.adapt_datetimefield_value(at)  # SQLite: naive UTC text
     metrics = Node.objects.filter(cluster=cluster).values_list(
         "id", "usage", "fairshare_perc", "fairshare_tree_usage", "fairshare_factor"
     )
-    moment = connection.ops.adapt_datetimefield_value(at)  # SQLite: naive UTC text
-    rows: list[tuple[Any, ...]] = [(node, moment, *values) for node, *values in metrics]
-    quote = connection.ops.quote_name
-    table = quote(NodeHistory._meta.db_table)
-    columns = ", ".join(quote(column) for column in _HISTORY_COLUMNS)
-    with connection.cursor() as cursor:
-        if connection.vendor != "postgresql":
-            marks = ", ".join(["%s"] * len(_HISTORY_COLUMNS))
-            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
-            return
-        with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
+    rows_insert(NodeHistory, _HISTORY_COLUMNS, [(node, moment, *rest) for node, *rest in metrics])
 
 
 @dataclass(frozen=True)

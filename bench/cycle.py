@@ -1,0 +1,167 @@
+"""Cycles on PostgreSQL: one stored cycle of a 100,000-leaf tree with 10,000 running jobs, and
+the history a year of cycles leaves for 10,000 nodes.
+
+Run with `make bench` (PostgreSQL at 127.0.0.1:5432, or BENCH_DATABASE_URL naming a server
+whose `postgres` database may be used to create `fairshare_bench_cycle`). Prints figures;
+asserts nothing. Targets (issue 5): a cycle in under 5 s; one node's one-year history read
+in under 100 ms; a year of history for 10,000 nodes in under 1 GB.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DATABASE = "fairshare_bench_cycle"
+SERVER_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+RUNNING = 10_000
+HISTORY_NODES = 10_000
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+
+def database_url() -> str:
+    return SERVER_URL.rsplit("/", 1)[0] + "/" + DATABASE
+
+
+def fresh_database() -> None:
+    import psycopg
+
+    with psycopg.connect(SERVER_URL.replace("postgres://", "postgresql://"), autocommit=True) as c:
+        c.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
+        c.execute(f"CREATE DATABASE {DATABASE}")
+    env = {**os.environ, "DATABASE_URL": database_url()}
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    subprocess.run([*manage, "migrate", "--no-input", "-v0"], check=True, env=env)
+
+
+def history_instants(end: datetime) -> list[datetime]:
+    """The cycles a year of 10-minute cycles leaves after the roll-up, oldest first."""
+    day, hour = timedelta(days=1), timedelta(hours=1)
+    recent = [end - timedelta(minutes=10 * k) for k in range(144)]  # the last day
+    hourly = [end - day - hour * k for k in range(6 * 24)]  # the rest of the week
+    daily = [end - 7 * day - day * k for k in range(365 - 7)]
+    return sorted(recent + hourly + daily)
+
+
+def child() -> None:
+    import django
+
+    os.environ["DATABASE_URL"] = database_url()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fairshare_site.settings")
+    django.setup()
+    from django.db import connection
+
+    from accounting.models import Job
+    from accounting.selectors import node_history_get
+    from accounting.services import cycle_run
+    from bench.engine import synthetic_site
+    from trees.formats.usage_file import UsageFile
+    from trees.models import Cluster, Node
+    from trees.services import pbs_usage_import, resource_group_import
+
+    groups, records = synthetic_site()
+    started = time.perf_counter()
+    resource_group_import(cluster_name="bench", groups=groups, pbs_messages=[], source="bench")
+    pbs_usage_import(
+        cluster_name="bench",
+        usage=UsageFile(
+            last_decay=int(NOW.timestamp()) - 3600,
+            records=records,
+            numbers=list(range(1, len(records) + 1)),
+        ),
+    )
+    cluster = Cluster.objects.get(name="bench")
+    leaves = [f"u{n}" for n in range(100_000)]
+    rng = random.Random(5)
+    Job.objects.bulk_create(
+        (
+            Job(
+                cluster=cluster,
+                job_id=str(n),
+                state="running",
+                entity=rng.choice(leaves),
+                ncpus=rng.choice((1, 4, 16, 128)),
+                start=NOW - timedelta(seconds=rng.randrange(1, 86_400)),
+                source_file="bench",
+                source_line=n,
+            )
+            for n in range(RUNNING)
+        ),
+        batch_size=5000,
+    )
+    print(
+        f"tree of {Node.objects.count():,} nodes, {RUNNING:,} running jobs in"
+        f" {time.perf_counter() - started:.1f} s"
+    )
+
+    for label, moment in (("first cycle", NOW), ("next cycle ", NOW + timedelta(minutes=10))):
+        started = time.perf_counter()
+        outcome = cycle_run(cluster=cluster, now=moment)
+        seconds = time.perf_counter() - started
+        cycle = outcome.cycle
+        assert cycle is not None
+        print(
+            f"{label}: {cycle.jobs_accrued:,} runs accrued, {cycle.decays_applied} decays,"
+            f" {Node.objects.count():,} nodes and history rows stored in {seconds:.2f} s"
+            " (target: under 5 s)"
+        )
+
+    # A year of history for 10,000 nodes, as the roll-up leaves it.
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE accounting_nodehistory")
+    nodes = list(Node.objects.order_by("id").values_list("id", flat=True)[:HISTORY_NODES])
+    instants = history_instants(NOW)
+    started = time.perf_counter()
+    with (
+        connection.cursor() as cursor,
+        cursor.cursor.copy(
+            "COPY accounting_nodehistory (node_id, at, usage, fairshare_perc,"
+            " fairshare_tree_usage, fairshare_factor) FROM STDIN"
+        ) as copy,
+    ):
+        for at in instants:  # written cycle by cycle, as the cycles write them
+            for node in nodes:
+                usage = rng.lognormvariate(12, 2.5)
+                copy.write_row((node, at, usage, 0.001, usage / 1e9, 0.5))
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE accounting_nodehistory")
+        cursor.execute("SELECT pg_total_relation_size('accounting_nodehistory')")
+        size = cursor.fetchone()[0]
+    rows = len(nodes) * len(instants)
+    print(
+        f"history: {len(nodes):,} nodes x {len(instants)} kept cycles = {rows:,} rows written"
+        f" in {time.perf_counter() - started:.1f} s; {size / 2**20:,.0f} MiB with its index"
+        f" ({size / rows:.0f} bytes a row; target: a year for 10,000 nodes under 1 GB)"
+    )
+    node = Node.objects.get(pk=nodes[len(nodes) // 2])
+    since = NOW - timedelta(days=365)
+    timings = []
+    for _ in range(21):
+        started = time.perf_counter()
+        points = node_history_get(node=node, since=since)
+        timings.append(time.perf_counter() - started)
+    print(
+        f"one node's one-year history: {len(points)} points in"
+        f" {statistics.median(timings) * 1000:.1f} ms (median of 21; target: under 100 ms)"
+    )
+
+
+def main() -> None:
+    fresh_database()
+    subprocess.run([sys.executable, __file__, "--child"], check=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--child"]:
+        child()
+    else:
+        main()

@@ -1,0 +1,67 @@
+"""Many rows written at once: what a cycle does to every node of a 100,000-node tree.
+
+On PostgreSQL rows go in by COPY; an update COPYs the new values into a temporary table and
+applies them with one UPDATE ... FROM (100,000 single-row UPDATEs took 25 s, this takes about
+one). Other databases get executemany. Values must be ready for the database (plain numbers,
+strings, None, aware datetimes): no field conversion is applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import connection, models
+
+__all__ = ["rows_insert", "rows_update"]
+
+
+def rows_insert(
+    model: type[models.Model], columns: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> None:
+    """INSERT `rows`, each the values of `columns` (database column names), into the table."""
+    if not rows:
+        return
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    names = ", ".join(quote(column) for column in columns)
+    with connection.cursor() as cursor:
+        if connection.vendor != "postgresql":
+            marks = ", ".join(["%s"] * len(columns))
+            cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+            return
+        with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+
+def rows_update(
+    model: type[models.Model], columns: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> None:
+    """Set `columns` (database column names) of the rows whose primary key is each row's first
+    value to the values that follow it."""
+    if not rows:
+        return
+    meta = model._meta
+    quote = connection.ops.quote_name
+    table, key = quote(meta.db_table), quote(meta.pk.column)
+    with connection.cursor() as cursor:
+        if connection.vendor != "postgresql":
+            assignments = ", ".join(f"{quote(column)} = %s" for column in columns)
+            sql = f"UPDATE {table} SET {assignments} WHERE {key} = %s"
+            cursor.executemany(sql, [(*row[1:], row[0]) for row in rows])
+            return
+        names = ", ".join(quote(column) for column in (meta.pk.column, *columns))
+        # The new values, typed as the table's columns, in a table only this session sees.
+        cursor.execute("DROP TABLE IF EXISTS pg_temp.bulk_values")
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE bulk_values AS SELECT {names} FROM {table} WITH NO DATA"
+        )
+        with cursor.cursor.copy(f"COPY bulk_values ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        assignments = ", ".join(f"{quote(column)} = v.{quote(column)}" for column in columns)
+        cursor.execute(
+            f"UPDATE {table} SET {assignments} FROM bulk_values v WHERE {table}.{key} = v.{key}"
+        )
+        cursor.execute("DROP TABLE bulk_values")
