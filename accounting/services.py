@@ -32,10 +32,18 @@ from accounting.preparation import (
     prepared_files,
 )
 from trees.bulk import rows_insert, rows_update
-from trees.engine.cycle import accrued_usage, decay_instants
+from trees.engine.cycle import (
+    Accrual,
+    Run,
+    cycle_slot,
+    decay_instants,
+    decayed_records,
+    kept_instants,
+    stored_records,
+)
 from trees.engine.fairtree import ROOT_ACCOUNT, AssociationDef
 from trees.engine.formula import FormulaValueError, parse_formula
-from trees.engine.pbs import FAIRSHARE_MIN_USAGE, GroupDef, PbsTree, UsageRecord
+from trees.engine.pbs import TREEROOT, UNKNOWN, GroupDef, PbsTree, UsageRecord, compute
 from trees.formats.pbsfs import UsageDatabase
 from trees.formats.rejected import RejectedLine
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler
@@ -497,21 +505,24 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> CycleOutcome:
         interval = int(cluster.decay_interval.total_seconds())
         moment = epoch_seconds(now)
         last_decay = state.database.last_decay or moment  # PBS starts the clock on its first run
-        accrual = _Accrual(cluster, now)
+        accrual = Accrual(parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES))
+        runs = _accruing(cluster, now)
         records = {record.name: record.usage for record in state.database.records}
         decays = decay_instants(last_decay, interval, moment)
         for instant in decays:
-            accrual.add_until(instant, records)
-            records = _decayed(state.groups, records, cluster, cluster.decay_factor)
+            accrual.add_until(runs, instant, records)
+            records = decayed_records(
+                state.groups, records, cluster.decay_factor, cluster.unknown_shares
+            )
             last_decay = instant
-        accrual.add_until(moment, records)
+        accrual.add_until(runs, moment, records)
         database = UsageDatabase(
             exists=True,
             last_decay=last_decay,
             records=tuple(UsageRecord(name, usage) for name, usage in records.items()),
         )
         pbs_database_store(cluster=cluster, groups=state.groups, database=database, reason="cycle")
-        accrual.save()
+        _accruals_save(accrual)
         _history_write(cluster, now)
         cycle = Cycle.objects.create(
             cluster=cluster,
@@ -541,64 +552,33 @@ def _check_cycle_policy(cluster: Cluster) -> None:
         )
 
 
-def _decayed(
-    groups: Sequence[GroupDef], records: dict[str, float], cluster: Cluster, factor: float
-) -> dict[str, float]:
-    """The usage database after `pbsfs -d`: every usage × factor, floor 1, records at 1 gone."""
-    pbs = PbsTree.build(
-        groups,
-        [UsageRecord(name, usage) for name, usage in records.items()],
-        unknown_shares=cluster.unknown_shares,
+def _accruing(cluster: Cluster, now: datetime) -> list[Run]:
+    """The runs started before `now` that the cycles have not fully accrued, in start order."""
+    jobs = (
+        Job.objects.filter(cluster=cluster, start__lt=now)
+        .filter(Q(state=JobState.RUNNING) | ~Q(accrued=F("usage")))
+        .order_by("start", "pk")
     )
-    pbs.decay(factor)
-    return {record.name: record.usage for record in pbs.records()}
+    return [_run(job) for job in jobs]
 
 
-class _Accrual:
-    """The runs a cycle accrues: what each has added so far, and what is due by a time."""
+def _run(job: Job) -> Run:
+    running = job.state == JobState.RUNNING
+    start = epoch_seconds(job.start)
+    return Run(
+        key=job.pk,
+        entity=job.entity,
+        start=start,
+        end=None if running else (epoch_seconds(job.end) if job.end is not None else start),
+        usage=job.usage,
+        accrued=job.accrued,
+        ncpus=job.ncpus,
+        resources=job_resources(job) if running else None,
+    )
 
-    def __init__(self, cluster: Cluster, now: datetime) -> None:
-        self.formula = parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)
-        self.jobs = list(
-            Job.objects.filter(cluster=cluster, start__lt=now)
-            .filter(Q(state=JobState.RUNNING) | ~Q(accrued=F("usage")))
-            .order_by("start", "pk")
-        )
-        self.changed: dict[int, Job] = {}
-        self.added = 0.0
 
-    def add_until(self, moment: int, records: dict[str, float]) -> None:
-        """Add to each entity's record what its runs used up to `moment` and had not added."""
-        for job in self.jobs:
-            start = epoch_seconds(job.start)
-            if start >= moment:
-                continue
-            due = self._due(job, start, moment)
-            delta = due - job.accrued
-            if delta == 0:
-                continue
-            job.accrued = due
-            self.changed[job.pk] = job
-            self.added += delta
-            usage = records.get(job.entity, FAIRSHARE_MIN_USAGE) + delta
-            records[job.entity] = max(usage, FAIRSHARE_MIN_USAGE)
-
-    def _due(self, job: Job, start: int, moment: int) -> float:
-        if job.state != JobState.RUNNING:
-            end = epoch_seconds(job.end) if job.end is not None else start
-            return accrued_usage(job.usage, start, end, moment)
-        # Running: priced by the formula on what it has used so far, every core busy.
-        resources = job_resources(job)
-        elapsed = moment - start
-        resources["walltime"] = elapsed
-        resources["cput"] = float(elapsed * max(job.ncpus, 1))
-        try:
-            return max(self.formula.evaluate(resources), 0.0)
-        except FormulaValueError:
-            return job.accrued
-
-    def save(self) -> None:
-        rows_update(Job, ["accrued"], [(job.pk, job.accrued) for job in self.changed.values()])
+def _accruals_save(accrual: Accrual) -> None:
+    rows_update(Job, ["accrued"], [(run.key, run.accrued) for run in accrual.changed.values()])
 
 
 _HISTORY_COLUMNS = (
@@ -607,6 +587,7 @@ _HISTORY_COLUMNS = (
 # The roll-up: every cycle for a day, the last of each hour for a week, the last of each day.
 HISTORY_EVERY_CYCLE = timedelta(days=1)
 HISTORY_HOURLY = timedelta(days=7)
+_HISTORY_WINDOWS = (int(HISTORY_EVERY_CYCLE.total_seconds()), int(HISTORY_HOURLY.total_seconds()))
 
 
 def _history_write(cluster: Cluster, at: datetime) -> None:
@@ -632,16 +613,214 @@ def history_roll_up(*, cluster: Cluster, now: datetime) -> RollUp:
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
         kept = Cycle.objects.filter(
             cluster=cluster, history_kept=True, at__lt=now - HISTORY_EVERY_CYCLE
-        ).order_by("at")
-        last_of: dict[tuple[int, int], datetime] = {}  # (width, bucket) -> its last cycle
-        for at in kept.values_list("at", flat=True):
-            width = 3600 if at >= now - HISTORY_HOURLY else 86_400
-            last_of[width, int(at.timestamp()) // width] = at
-        keep = set(last_of.values())
-        thinned = [at for at in kept.values_list("at", flat=True) if at not in keep]
+        )
+        times = {int(at.timestamp()): at for at in kept.values_list("at", flat=True)}
+        keep = kept_instants(times, int(now.timestamp()), *_HISTORY_WINDOWS)
+        thinned = sorted(at for moment, at in times.items() if moment not in keep)
         removed = 0
         for start in range(0, len(thinned), 500):
             chunk = thinned[start : start + 500]
             removed += NodeHistory.objects.filter(node__cluster=cluster, at__in=chunk).delete()[0]
             Cycle.objects.filter(cluster=cluster, at__in=chunk).update(history_kept=False)
     return RollUp(len(thinned), removed)
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    first: datetime
+    last: datetime
+    cycles: int
+    decays: int
+    runs: int  # job runs accrued
+    usage_added: float
+    history_rows: int
+
+
+ReplayProgress = Callable[[int, int], object]  # (cycles done, cycles in all)
+MAX_REPLAY_CYCLES = 5_000_000  # 95 years of 10-minute cycles
+
+
+def replay(
+    *,
+    cluster: Cluster,
+    start: datetime | None = None,
+    until: datetime | None = None,
+    step: timedelta = timedelta(minutes=10),
+    progress: ReplayProgress | None = None,
+) -> ReplayResult:
+    """The cluster's cycles every `step` from `start` to `until` in simulated time, from no
+    usage: the usage, metrics, history (as the roll-up leaves it at `until`) and cycle ledger a
+    deployment running since `start` would have stored. The cycles are those of cycle_run, on
+    runs kept in memory; only the kept history is computed. Replaces the cluster's cycles.
+    """
+    seconds = int(step.total_seconds())
+    if seconds < 1:
+        raise CycleRefused(f"the replay step must be at least 1 s, not {step}")
+    with transaction.atomic():
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        _check_cycle_policy(cluster)
+        runs = [_run(job) for job in Job.objects.filter(cluster=cluster, start__isnull=False)]
+        runs.sort(key=lambda run: (run.start, run.key))
+        first, last = _replay_span(cluster, runs, start, until, seconds)
+        instants = range(first, last + 1, seconds)
+        if len(instants) > MAX_REPLAY_CYCLES:
+            raise CycleRefused(
+                f"{len(instants):,} cycles of {step} is more than a replay does"
+                f" ({MAX_REPLAY_CYCLES:,}): give a longer --step or a shorter span"
+            )
+        NodeHistory.objects.filter(node__cluster=cluster).delete()
+        Cycle.objects.filter(cluster=cluster).delete()
+        groups = pbs_state_get(cluster=cluster).groups
+        simulation = _Simulation(
+            cluster, groups, runs, kept_instants(instants, last, *_HISTORY_WINDOWS)
+        )
+        for done, moment in enumerate(instants, 1):
+            simulation.cycle(moment)
+            if progress is not None:
+                progress(done, len(instants))
+        return simulation.store(cluster)
+
+
+def _replay_span(
+    cluster: Cluster, runs: list[Run], start: datetime | None, until: datetime | None, step: int
+) -> tuple[int, int]:
+    """The first and last cycle times: by default from the first start to the first slot after
+    every run ended (or now, with runs still running), on the step's grid."""
+    if (start is None or until is None) and not runs:
+        raise CycleRefused(f"cluster {cluster.name} has no job runs to replay: ingest some first")
+    first = epoch_seconds(start) if start is not None else cycle_slot(runs[0].start, step)
+    if until is not None:
+        last = epoch_seconds(until)
+    elif any(run.end is None for run in runs):
+        last = epoch_seconds(timezone.now())
+    else:
+        last = max(run.end or run.start for run in runs)
+    last = first + -(-(last - first) // step) * step  # the first slot at or after it
+    if last < first:
+        raise CycleRefused(f"--until {until} is before --from {start}")
+    return first, last
+
+
+class _Simulation:
+    """Cycles in memory: cycle_run's accrual and decays, the history kept, the ledger."""
+
+    def __init__(
+        self, cluster: Cluster, groups: Sequence[GroupDef], runs: list[Run], kept: set[int]
+    ) -> None:
+        self.formula = parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)
+        self.factor, self.unknown_shares = cluster.decay_factor, cluster.unknown_shares
+        self.interval = int(cluster.decay_interval.total_seconds())
+        self.groups, self.defined = groups, {group.name for group in groups}
+        for run in runs:
+            run.accrued = 0.0
+        self.runs = runs
+        self.pending = 0  # runs[pending:] have not started yet
+        self.active: list[Run] = []
+        self.kept = kept
+        self.records: dict[str, float] = {}
+        self.last_decay = 0
+        self.previous: int | None = None
+        self.history: dict[str, list[tuple[Any, ...]]] = {}
+        self.cycles: list[Cycle] = []
+        self.decays = 0
+        self.added = 0.0
+
+    def cycle(self, moment: int) -> None:
+        clock = time.perf_counter()
+        while self.pending < len(self.runs) and self.runs[self.pending].start < moment:
+            run = self.runs[self.pending]
+            if run.end is None or run.accrued != run.usage:
+                self.active.append(run)
+            self.pending += 1
+        accrual = Accrual(self.formula)
+        if not self.last_decay:
+            self.last_decay = moment
+        decays = decay_instants(self.last_decay, self.interval, moment)
+        for instant in decays:
+            accrual.add_until(self.active, instant, self.records)
+            self.records = decayed_records(
+                self.groups, self.records, self.factor, self.unknown_shares
+            )
+            self.last_decay = instant
+        accrual.add_until(self.active, moment, self.records)
+        self.records = stored_records(self.records)
+        self.active = [run for run in self.active if run.end is None or run.accrued != run.usage]
+        if decays:
+            self._forget_removed()
+        if moment in self.kept:
+            self._remember(moment)
+        self.cycles.append(
+            Cycle(
+                at=_moment(moment),
+                previous_at=None if self.previous is None else _moment(self.previous),
+                jobs_accrued=len(accrual.changed),
+                usage_added=accrual.added,
+                decays_applied=len(decays),
+                decay_times=[_moment(instant).isoformat() for instant in decays],
+                history_kept=moment in self.kept,
+                duration=time.perf_counter() - clock,
+            )
+        )
+        self.previous = moment
+        self.decays += len(decays)
+        self.added += accrual.added
+
+    def _remember(self, moment: int) -> None:
+        pbs = PbsTree.build(
+            self.groups,
+            [UsageRecord(name, usage) for name, usage in self.records.items()],
+            unknown_shares=self.unknown_shares,
+        )
+        metrics = compute(pbs)
+        at = _moment(moment)
+        for index in pbs.preorder():
+            self.history.setdefault(pbs.name(index), []).append(
+                (
+                    at,
+                    float(metrics.usage[index]),
+                    float(metrics.fairshare_perc[index]),
+                    float(metrics.fairshare_tree_usage[index]),
+                    metrics.fairshare_factor(index),
+                )
+            )
+
+    def _forget_removed(self) -> None:
+        """An entity the tree only knew from its usage leaves with it, and its history too."""
+        for name in [name for name in self.history if name not in self.defined]:
+            if name not in self.records and name not in (TREEROOT, UNKNOWN):
+                del self.history[name]
+
+    def store(self, cluster: Cluster) -> ReplayResult:
+        database = UsageDatabase(
+            exists=True,
+            last_decay=self.last_decay,
+            records=tuple(UsageRecord(name, usage) for name, usage in self.records.items()),
+        )
+        pbs_database_store(cluster=cluster, groups=self.groups, database=database, reason="replay")
+        ids = dict(Node.objects.filter(cluster=cluster).values_list("name", "id"))
+        adapt = connection.ops.adapt_datetimefield_value
+        rows = [
+            (ids[name], adapt(at), *values)
+            for name, points in self.history.items()
+            for at, *values in points
+        ]
+        rows_insert(NodeHistory, _HISTORY_COLUMNS, rows)
+        started = timezone.now()
+        for cycle in self.cycles:
+            cycle.cluster = cluster
+            cycle.started_at = started
+        Cycle.objects.bulk_create(self.cycles, batch_size=5000)
+        rows_update(Job, ["accrued"], [(run.key, run.accrued) for run in self.runs if run.accrued])
+        return ReplayResult(
+            first=self.cycles[0].at,
+            last=self.cycles[-1].at,
+            cycles=len(self.cycles),
+            decays=self.decays,
+            runs=sum(1 for run in self.runs if run.accrued),
+            usage_added=self.added,
+            history_rows=len(rows),
+        )
+
+
+def _moment(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=UTC)

@@ -2,12 +2,13 @@
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from accounting.models import Cycle, Job, NodeHistory
 from accounting.parsers.records import JobState
-from accounting.services import CycleRefused, RollUp, cycle_run, history_roll_up
+from accounting.services import CycleRefused, RollUp, cycle_run, history_roll_up, replay
 from tests.accounting.test_services import DAY1, DAY2, TREE, pbs_ingest
 from tests.conftest import write_file
 from trees.engine.pbs import PbsTree, UsageRecord, compute
@@ -259,3 +260,85 @@ def test_the_roll_up_keeps_a_day_of_cycles_then_hours_then_days() -> None:
         at(instant) for instant in thinned
     }
     assert history_roll_up(cluster=cluster, now=now) == RollUp(0, 0)  # again: nothing to do
+
+
+def twin_sites() -> tuple[Cluster, Cluster]:
+    """Two clusters with the same tree and the same hand-made runs."""
+    live = site()
+    groups = parse_resource_group(TREE.encode()).groups
+    resource_group_import(cluster_name="replayed", groups=groups, pbs_messages=[], source="test")
+    replayed = Cluster.objects.get(name="replayed")
+    for cluster in (live, replayed):
+        job(cluster, "1", "ann", T0 + 300, T0 + 3900, 4)
+        job(cluster, "2", "bob", T0 + 1800, T0 + DAY + 1800, 2)  # across the first decay
+        job(cluster, "3", "zed", T0 + 60, T0 + 61, 1)  # under unknown, decayed away
+        job(cluster, "4", "ann", T0 + 2 * DAY, None, 8)  # still running
+        job(cluster, "5", "bob", T0 + DAY + 7000, T0 + DAY + 7000, 3)  # no duration
+    return live, replayed
+
+
+def test_a_replay_stores_what_live_cycles_would_have() -> None:
+    live, replayed = twin_sites()
+    step, last = 1800, T0 + 2 * DAY + 12 * 3600
+    for moment in range(T0, last + 1, step):
+        cycle_run(cluster=live, now=at(moment))
+    history_roll_up(cluster=live, now=at(last))
+
+    result = replay(cluster=replayed, start=at(T0), until=at(last), step=timedelta(seconds=step))
+
+    assert (result.cycles, result.decays, result.runs) == (121, 2, 4)  # 5 used nothing
+
+    def state(cluster: Cluster) -> tuple[Any, ...]:
+        nodes = {
+            node.name: (node.usage_record, node.usage, node.fairshare_tree_usage,
+                        node.fairshare_factor, node.parent.name if node.parent else None)
+            for node in Node.objects.filter(cluster=cluster)
+        }  # fmt: skip
+        history = sorted(
+            (row.node.name, row.at, row.usage, row.fairshare_perc, row.fairshare_tree_usage,
+             row.fairshare_factor)
+            for row in NodeHistory.objects.filter(node__cluster=cluster).select_related("node")
+        )  # fmt: skip
+        cycles = list(
+            Cycle.objects.filter(cluster=cluster)
+            .order_by("at")
+            .values_list("at", "previous_at", "jobs_accrued", "usage_added", "decays_applied",
+                         "decay_times", "history_kept")
+        )  # fmt: skip
+        accrued = sorted(Job.objects.filter(cluster=cluster).values_list("job_id", "accrued"))
+        last_decay = Cluster.objects.get(pk=cluster.pk).last_decay
+        return nodes, history, cycles, accrued, last_decay
+
+    live_state, replayed_state = state(live), state(replayed)
+    assert live_state == replayed_state
+    nodes, history, cycles, _, last_decay = replayed_state
+    assert "zed" not in nodes  # its usage decayed to 1 and it left the tree, history and all
+    assert last_decay == at(T0 + 2 * DAY)
+    # The last day's 49 cycles stay; the 72 before it are thinned to the last of each hour.
+    assert sum(1 for cycle in cycles if not cycle[-1]) == 36
+    assert len(history) == (49 + 36) * len(nodes)
+
+
+def test_a_replay_of_hand_made_runs_gives_the_usages_computed_by_hand() -> None:
+    cluster = site()
+    job(cluster, "1", "ann", T0, T0 + 3600, 4)  # 14,400
+    job(cluster, "2", "bob", T0 + 1800, T0 + 1800 + 7200, 2)  # 14,400
+    result = replay(cluster=cluster, start=at(T0), until=at(T0 + 2 * DAY + 600))
+    assert (result.cycles, result.decays, result.usage_added) == (2 * 144 + 2, 2, 28_800.0)
+    # 1 + 14,400, halved at T0 + 24 h and at T0 + 48 h.
+    assert (usages(cluster)["ann"], usages(cluster)["bob"]) == (3600.25, 3600.25)
+    assert usages(cluster)["TREEROOT"] == 1 + 2 * 3600.25
+    # Two days back the history keeps the last cycle of each hour: 08:50 of the first one.
+    kept = NodeHistory.objects.filter(node__name="ann", at__lt=at(T0 + 3600))
+    assert [(row.at, row.usage) for row in kept] == [(at(T0 + 3000), 1 + 12_000)]
+
+
+def test_a_replay_needs_runs_and_a_forward_span() -> None:
+    cluster = site()
+    with pytest.raises(CycleRefused, match="has no job runs to replay: ingest some first"):
+        replay(cluster=cluster)
+    job(cluster, "1", "ann", T0, T0 + 3600, 4)
+    with pytest.raises(CycleRefused, match="is before --from"):
+        replay(cluster=cluster, start=at(T0), until=at(T0 - DAY))
+    with pytest.raises(CycleRefused, match="step must be at least 1 s"):
+        replay(cluster=cluster, step=timedelta(0))

@@ -8,8 +8,29 @@ decays every usage once per elapsed `decay_interval` (pbsfs-behaviour.md, decay)
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-__all__ = ["accrued_usage", "cycle_slot", "decay_instants", "half_life_factor"]
+from trees.engine.formula import Formula, FormulaValueError
+from trees.engine.pbs import (
+    FAIRSHARE_MIN_USAGE,
+    GroupDef,
+    PbsTree,
+    UsageRecord,
+    is_valid_pbs_name,
+)
+
+__all__ = [
+    "Accrual",
+    "Run",
+    "accrued_usage",
+    "cycle_slot",
+    "decay_instants",
+    "decayed_records",
+    "half_life_factor",
+    "kept_instants",
+    "stored_records",
+]
 
 
 def accrued_usage(usage: float, start: int, end: int, until: int) -> float:
@@ -49,3 +70,100 @@ def cycle_slot(now: int, iteration: int) -> int:
     if iteration <= 0:
         raise ValueError(f"scheduler iteration must be positive, not {iteration} s")
     return now - now % iteration
+
+
+@dataclass(slots=True)
+class Run:
+    """One job run as the cycles accrue it (epoch seconds)."""
+
+    key: int  # the job's id
+    entity: str
+    start: int
+    end: int | None  # None while it runs
+    usage: float  # its fairshare_usage_res (0 while it runs: the cycles price it)
+    accrued: float  # what the cycles have added for it so far
+    ncpus: int = 0
+    resources: dict[str, float] | None = None  # what the formula prices a running run on
+
+
+class Accrual:
+    """What cycles add to the usage database for the runs, each run's usage once in all."""
+
+    def __init__(self, formula: Formula) -> None:
+        self.formula = formula
+        self.changed: dict[int, Run] = {}
+        self.added = 0.0
+
+    def add_until(self, runs: Iterable[Run], moment: int, records: dict[str, float]) -> None:
+        """Add to each entity's record what its runs used up to `moment` and had not added;
+        a new entity starts at 1, as PBS's find_alloc_ginfo makes it, and none goes below 1.
+        """
+        for run in runs:
+            if run.start >= moment:
+                continue
+            due = self.due(run, moment)
+            delta = due - run.accrued
+            if delta == 0:
+                continue
+            run.accrued = due
+            self.changed[run.key] = run
+            self.added += delta
+            usage = records.get(run.entity, FAIRSHARE_MIN_USAGE) + delta
+            records[run.entity] = max(usage, FAIRSHARE_MIN_USAGE)
+
+    def due(self, run: Run, moment: int) -> float:
+        """What the run has used by `moment`: its share of an ended run's usage, or a running
+        run priced by the formula on its elapsed walltime with every core busy.
+        """
+        if run.end is not None:
+            return accrued_usage(run.usage, run.start, run.end, moment)
+        resources = dict(run.resources or {})
+        elapsed = moment - run.start
+        resources["walltime"] = elapsed
+        resources["cput"] = float(elapsed * max(run.ncpus, 1))
+        try:
+            return max(self.formula.evaluate(resources), 0.0)
+        except FormulaValueError:
+            return run.accrued
+
+
+def decayed_records(
+    groups: Sequence[GroupDef], records: dict[str, float], factor: float, unknown_shares: int
+) -> dict[str, float]:
+    """The usage database after `pbsfs -d`: every usage × factor, floor 1, records at 1 gone,
+    in the order PBS writes them.
+    """
+    pbs = PbsTree.build(
+        groups,
+        [UsageRecord(name, usage) for name, usage in records.items()],
+        unknown_shares=unknown_shares,
+    )
+    pbs.decay(factor)
+    return {record.name: record.usage for record in pbs.records()}
+
+
+def kept_instants(instants: Iterable[int], now: int, every_cycle: int, hourly: int) -> set[int]:
+    """The cycle times whose history the roll-up keeps at `now`: every one of the last
+    `every_cycle` seconds, the last of each (UTC) hour of the last `hourly` seconds, the last
+    of each day before.
+    """
+    kept: set[int] = set()
+    last_of: dict[tuple[int, int], int] = {}
+    for instant in sorted(instants):
+        if instant >= now - every_cycle:
+            kept.add(instant)
+            continue
+        width = 3600 if instant >= now - hourly else 86_400
+        last_of[width, instant // width] = instant
+    return kept | set(last_of.values())
+
+
+def stored_records(records: dict[str, float]) -> dict[str, float]:
+    """The records a store keeps: those PBS reads back (read_usage_v2 skips negative usages and
+    names it refuses), in their order.
+    """
+    return {
+        name: usage
+        for name, usage in records.items()
+        if usage >= 0 and is_valid_pbs_name(name)
+    }
