@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import Enum
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -277,12 +278,20 @@ def _pbs_store(
     # (place in the database, value); a name's last record is the one PBS keeps.
     records = {record.name: (seq, record.usage) for seq, record in enumerate(database.records)}
 
-    existing = {node.name: node for node in Node.objects.filter(cluster=cluster)}
-    had_tree = any(node.origin == NodeOrigin.DEFINED for node in existing.values())
-    by_index: dict[int, Node] = {}
+    # Rows, not model instances: a cycle stores every node of trees of 100,000.
+    fields = [name for name in _STORED_FIELDS if name != "parent"]
+    existing = {
+        row[1]: row
+        for row in Node.objects.filter(cluster=cluster).values_list(
+            "id", "name", "parent_id", *fields
+        )
+    }
+    origin_at = 3 + fields.index("origin")
+    had_tree = any(row[origin_at] == NodeOrigin.DEFINED for row in existing.values())
+    by_index: dict[int, Node | int] = {}  # an existing node's id, or the node to create
     to_create: list[list[Node]] = []
-    to_update: list[Node] = []
-    changed: set[str] = set()  # the fields of to_update that differ somewhere
+    updates: list[tuple[int, dict[str, Any]]] = []  # (node id, its new values)
+    changed: set[str] = set()  # the fields that differ in some update
     changes: list[ShareChange] = []
     now = timezone.now()
 
@@ -295,7 +304,7 @@ def _pbs_store(
         else:
             origin = NodeOrigin.USAGE
         seq, usage = records.get(name, (None, None))
-        values = {
+        values: dict[str, Any] = {
             "parent": by_index.get(pbs.tree.parent[index]),
             "kind": _kind(pbs, index),
             "origin": origin,
@@ -306,39 +315,49 @@ def _pbs_store(
             "usage_record_seq": seq,
             **_metric_values(metrics, index),
         }
-        node = existing.pop(name, None)
-        if node is None:
+        row = existing.pop(name, None)
+        if row is None:
+            parent = values.pop("parent")
             node = Node(cluster=cluster, name=name, **values)
+            if isinstance(parent, Node):
+                node.parent = parent
+            else:
+                node.parent_id = parent
             depth = pbs.tree.depth[index]
             to_create.extend([] for _ in range(depth + 1 - len(to_create)))
             to_create[depth].append(node)
             if had_tree and origin == NodeOrigin.DEFINED:
                 changes.append(_share_change(cluster, node, None, node.shares, now, reason, user))
-        else:
-            was_defined, old_shares = node.origin == NodeOrigin.DEFINED, node.shares
-            differing = _differing(node, values)
-            if differing:
-                for field, value in values.items():
-                    setattr(node, field, value)
-                to_update.append(node)
-                changed |= differing
-            # Leaving the tree while keeping usage (it moves under unknown) is a removal.
-            is_defined = origin == NodeOrigin.DEFINED
-            before = old_shares if was_defined else None
-            after = node.shares if is_defined else None
-            if before != after and (was_defined or had_tree):
-                changes.append(_share_change(cluster, node, before, after, now, reason, user))
-        by_index[index] = node
+            by_index[index] = node
+            continue
+        old = dict(zip(("parent", *fields), row[2:], strict=True))
+        differing = {field for field, value in values.items() if value != old[field]}
+        if differing:
+            updates.append((row[0], values))
+            changed |= differing
+        # Leaving the tree while keeping usage (it moves under unknown) is a removal.
+        was_defined = old["origin"] == NodeOrigin.DEFINED
+        before = old["shares"] if was_defined else None
+        after = values["shares"] if origin == NodeOrigin.DEFINED else None
+        if before != after and (was_defined or had_tree):
+            changes.append(_share_change(cluster, row[0], before, after, now, reason, user, name))
+        by_index[index] = row[0]
 
     _create_by_level(to_create)
-    _nodes_update(to_update, [name for name in _STORED_FIELDS if name in changed])
+    columns = [name for name in _STORED_FIELDS if name in changed]
+    rows_update(
+        Node,
+        _columns(columns),
+        [[pk, *(_db_value(values[name]) for name in columns)] for pk, values in updates],
+    )
+    shares_at = 3 + fields.index("shares")
     removed = list(existing.values())
-    for node in removed:
-        if node.origin == NodeOrigin.DEFINED and node.shares is not None:
+    for row in removed:
+        if row[origin_at] == NodeOrigin.DEFINED and row[shares_at] is not None:
             changes.append(
-                _share_change(cluster, None, node.shares, None, now, reason, user, node.name)
+                _share_change(cluster, None, row[shares_at], None, now, reason, user, row[1])
             )
-    Node.objects.filter(pk__in=[node.pk for node in removed]).delete()
+    Node.objects.filter(pk__in=[row[0] for row in removed]).delete()
     ShareChange.objects.bulk_create(changes, batch_size=2000)
 
     cluster.last_decay = from_epoch_seconds(database.last_decay)
@@ -348,7 +367,7 @@ def _pbs_store(
     return StoreSummary(
         nodes=len(pbs),
         created=sum(len(level) for level in to_create),
-        updated=len(to_update),
+        updated=len(updates),
         removed=len(removed),
         share_changes=len(changes),
         unknown_entities=len(pbs.unknown_entities()),
@@ -357,9 +376,11 @@ def _pbs_store(
 
 def _create_by_level(levels: Sequence[Sequence[Node]]) -> None:
     """Parents first, level by level, so that each level's parents already have their ids."""
+    parent = Node._meta.get_field("parent")
     for level in levels:
         for node in level:
-            node.parent_id = node.parent.pk if node.parent is not None else None
+            if parent.is_cached(node) and node.parent is not None:  # created in this store
+                node.parent_id = node.parent.pk
         Node.objects.bulk_create(level, batch_size=2000)
 
 
@@ -367,17 +388,22 @@ def _nodes_update(nodes: Sequence[Node], fields: Sequence[str]) -> None:
     """Store `fields` of the nodes (the ones a change touched), all in one go."""
     if not nodes or not fields:
         return
-    by_name = {field.name: field for field in Node._meta.concrete_fields}
-    columns = [by_name[name] for name in fields]
-    rows = [
-        [node.pk, *(_db_value(getattr(node, field.attname)) for field in columns)] for node in nodes
-    ]
-    rows_update(Node, [field.column for field in columns], rows)
+    rows = [[node.pk, *(_db_value(getattr(node, name)) for name in fields)] for node in nodes]
+    rows_update(Node, _columns(fields), rows)
+
+
+def _columns(fields: Sequence[str]) -> list[str]:
+    """The database columns of Node fields (`parent` is parent_id)."""
+    by_name = {field.name: field.column for field in Node._meta.concrete_fields}
+    return [by_name[name] for name in fields]
 
 
 def _db_value(value: object) -> object:
-    """A node attribute as the database takes it: a choice (an Enum) as its value."""
-    return value.value if isinstance(value, Enum) else value
+    """A node attribute as the database takes it: a choice (an Enum) as its value, a node
+    (a parent created in the same store) as its id."""
+    if isinstance(value, Enum):
+        return value.value
+    return value.pk if isinstance(value, Node) else value
 
 
 def _metric_values(metrics: PbsMetrics, index: int) -> dict[str, float]:
@@ -406,7 +432,7 @@ def _differing(node: Node, values: Mapping[str, object]) -> set[str]:
 
 def _share_change(
     cluster: Cluster,
-    node: Node | None,
+    node: Node | int | None,
     old: int | None,
     new: int | None,
     when: datetime,
@@ -414,16 +440,22 @@ def _share_change(
     user: User | None,
     name: str = "",
 ) -> ShareChange:
-    return ShareChange(
+    """The audit row of a node's shares changing; `node` may be a stored node's id (then
+    `name` names it) or None for a node removed."""
+    change = ShareChange(
         cluster=cluster,
-        node=node,
-        node_name=node.name if node is not None else name,
+        node_name=node.name if isinstance(node, Node) else name,
         changed_by=user,
         changed_at=when,
         old_shares=old,
         new_shares=new,
         reason=reason,
     )
+    if isinstance(node, Node):
+        change.node = node
+    else:
+        change.node_id = node
+    return change
 
 
 @dataclass(frozen=True)

@@ -163,7 +163,5 @@ def stored_records(records: dict[str, float]) -> dict[str, float]:
     names it refuses), in their order.
     """
     return {
-        name: usage
-        for name, usage in records.items()
-        if usage >= 0 and is_valid_pbs_name(name)
+        name: usage for name, usage in records.items() if usage >= 0 and is_valid_pbs_name(name)
     }
