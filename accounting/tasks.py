@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from celery import shared_task
@@ -22,10 +23,12 @@ _RETRIED: dict[str, Any] = {
 
 
 @shared_task(**_RETRIED)  # type: ignore[untyped-decorator]
-def run_cycle(cluster_id: int) -> dict[str, Any]:
-    """The cluster's cycle of the current slot; nothing when that slot is already done."""
+def run_cycle(cluster_id: int, at: str | None = None) -> dict[str, Any]:
+    """The cluster's cycle at `at` (ISO 8601), by default of the current slot; nothing when
+    that cycle is already done."""
     cluster = Cluster.objects.get(pk=cluster_id)
-    outcome = cycle_run(cluster=cluster, now=cycle_slot_of(cluster, timezone.now()))
+    now = datetime.fromisoformat(at) if at else cycle_slot_of(cluster, timezone.now())
+    outcome = cycle_run(cluster=cluster, now=now)
     cycle = outcome.cycle
     if cycle is None:
         return {"cluster": cluster.name, "done_before": True}

@@ -133,6 +133,16 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=600)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=540)
 CELERY_TIMEZONE = TIME_ZONE
+# A task whose worker died unacknowledged goes back to the queue after this many seconds
+# (Redis); longer than the longest cycle, or a slow cycle would run twice (harmlessly).
+_VISIBILITY_TIMEOUT = env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": _VISIBILITY_TIMEOUT,
+    # How often a worker looks for such tasks (kombu's default: every 100 s).
+    "unacked_restore_interval": max(1, min(10, _VISIBILITY_TIMEOUT // 3)),
+    "unacked_restore_throttle": 1,
+}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Each minute the beat queues the cycle of every cluster whose scheduler_iteration slot has not
 # run (a cycle names its slot, so a duplicated tick or a retry finds it done); daily, it thins
 # the history.
