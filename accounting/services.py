@@ -521,9 +521,11 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> CycleOutcome:
             last_decay=last_decay,
             records=tuple(UsageRecord(name, usage) for name, usage in records.items()),
         )
-        pbs_database_store(cluster=cluster, groups=state.groups, database=database, reason="cycle")
+        stored = pbs_database_store(
+            cluster=cluster, groups=state.groups, database=database, reason="cycle"
+        )
         _accruals_save(accrual)
-        _history_write(cluster, now)
+        _history_write(stored.metrics, now)
         cycle = Cycle.objects.create(
             cluster=cluster,
             at=now,
@@ -590,12 +592,9 @@ HISTORY_HOURLY = timedelta(days=7)
 _HISTORY_WINDOWS = (int(HISTORY_EVERY_CYCLE.total_seconds()), int(HISTORY_HOURLY.total_seconds()))
 
 
-def _history_write(cluster: Cluster, at: datetime) -> None:
-    """Every node's stored numbers as history at `at`."""
+def _history_write(metrics: Iterable[tuple[int, float, float, float, float]], at: datetime) -> None:
+    """Each node's stored numbers, `(id, usage, perc, tree usage, factor)`, as history at `at`."""
     moment = connection.ops.adapt_datetimefield_value(at)  # SQLite: naive UTC text
-    metrics = Node.objects.filter(cluster=cluster).values_list(
-        "id", "usage", "fairshare_perc", "fairshare_tree_usage", "fairshare_factor"
-    )
     rows_insert(NodeHistory, _HISTORY_COLUMNS, [(node, moment, *rest) for node, *rest in metrics])
 
 

@@ -104,6 +104,9 @@ class StoreSummary:
     share_changes: int
     unknown_entities: int
     cluster_created: bool = False
+    # Each node's id with the usage, fairshare_perc, fairshare_tree_usage and fairshare_factor
+    # just stored (PBS stores), for the history.
+    metrics: tuple[tuple[int, float, float, float, float], ...] = ()
 
 
 def resource_group_import(
@@ -279,6 +282,7 @@ def _pbs_store(
     records = {record.name: (seq, record.usage) for seq, record in enumerate(database.records)}
 
     # Rows, not model instances: a cycle stores every node of trees of 100,000.
+    metric_rows = _metric_rows(metrics)
     fields = [name for name in _STORED_FIELDS if name != "parent"]
     existing = {
         row[1]: row
@@ -313,7 +317,7 @@ def _pbs_store(
             "cgroup_id": pbs.cresgroup[index],
             "usage_record": usage,
             "usage_record_seq": seq,
-            **_metric_values(metrics, index),
+            **metric_rows[index],
         }
         row = existing.pop(name, None)
         if row is None:
@@ -345,10 +349,17 @@ def _pbs_store(
 
     _create_by_level(to_create)
     columns = [name for name in _STORED_FIELDS if name in changed]
-    rows_update(
-        Node,
-        _columns(columns),
-        [[pk, *(_db_value(values[name]) for name in columns)] for pk, values in updates],
+    rows_update(Node, _columns(columns), _update_rows(updates, columns))
+    ids = [node if isinstance(node, int) else node.pk for _, node in sorted(by_index.items())]
+    stored = tuple(
+        zip(
+            ids,
+            metrics.usage.tolist(),
+            metrics.fairshare_perc.tolist(),
+            metrics.fairshare_tree_usage.tolist(),
+            metrics.fairshare_factors.tolist(),
+            strict=True,
+        )
     )
     shares_at = 3 + fields.index("shares")
     removed = list(existing.values())
@@ -371,6 +382,7 @@ def _pbs_store(
         removed=len(removed),
         share_changes=len(changes),
         unknown_entities=len(pbs.unknown_entities()),
+        metrics=stored,
     )
 
 
@@ -392,6 +404,22 @@ def _nodes_update(nodes: Sequence[Node], fields: Sequence[str]) -> None:
     rows_update(Node, _columns(fields), rows)
 
 
+def _update_rows(
+    updates: list[tuple[int, dict[str, Any]]], fields: list[str]
+) -> list[tuple[Any, ...]]:
+    """`[id, *values of fields]` for each update; only choices and parents need converting."""
+    if not fields:
+        return []
+    picks = [values for _, values in updates]
+    columns = []
+    for name in fields:
+        column = [values[name] for values in picks]
+        if name in ("parent", "kind", "origin"):
+            column = [_db_value(value) for value in column]
+        columns.append(column)
+    return list(zip([pk for pk, _ in updates], *columns, strict=True))
+
+
 def _columns(fields: Sequence[str]) -> list[str]:
     """The database columns of Node fields (`parent` is parent_id)."""
     by_name = {field.name: field.column for field in Node._meta.concrete_fields}
@@ -406,15 +434,26 @@ def _db_value(value: object) -> object:
     return value.pk if isinstance(value, Node) else value
 
 
-def _metric_values(metrics: PbsMetrics, index: int) -> dict[str, float]:
-    return {
-        "usage": float(metrics.usage[index]),
-        "group_perc": float(metrics.group_percentage[index]),
-        "fairshare_perc": float(metrics.fairshare_perc[index]),
-        "fairshare_tree_usage": float(metrics.fairshare_tree_usage[index]),
-        "usage_perc": metrics.usage_perc(index),
-        "fairshare_factor": metrics.fairshare_factor(index),
-    }
+def _metric_rows(metrics: PbsMetrics) -> list[dict[str, float]]:
+    """Each node's metrics as stored, by tree index (read out of numpy once: 100,000 nodes)."""
+    return [
+        {
+            "usage": usage,
+            "group_perc": group,
+            "fairshare_perc": perc,
+            "fairshare_tree_usage": tree_usage,
+            "usage_perc": -1.0 if perc == 0 else usage / perc,  # PbsMetrics.usage_perc
+            "fairshare_factor": factor,
+        }
+        for usage, group, perc, tree_usage, factor in zip(
+            metrics.usage.tolist(),
+            metrics.group_percentage.tolist(),
+            metrics.fairshare_perc.tolist(),
+            metrics.fairshare_tree_usage.tolist(),
+            metrics.fairshare_factors.tolist(),
+            strict=True,
+        )
+    ]
 
 
 def _differing(node: Node, values: Mapping[str, object]) -> set[str]:

@@ -1,0 +1,49 @@
+"""trees.bulk: many rows in and updated at once, values read back as written."""
+
+from datetime import UTC, datetime
+
+import pytest
+from django.db import connection
+
+from trees.bulk import rows_insert, rows_update
+from trees.models import Cluster, Node, ShareChange
+
+pytestmark = pytest.mark.django_db
+
+
+def test_rows_go_in_and_come_back_unchanged() -> None:
+    cluster = Cluster.objects.create(name="c")
+    when = datetime(2026, 3, 1, 8, 0, 0, 123456, tzinfo=UTC)
+    odd = "tab\there, back\\slash, new\nline, cr\r, ünïcode"
+    columns = ["cluster_id", "node_name", "changed_at", "old_shares", "new_shares", "reason"]
+    moment = connection.ops.adapt_datetimefield_value(when)  # ready for the database
+    rows_insert(
+        ShareChange,
+        columns,
+        [(cluster.pk, "a", moment, None, 5, odd), (cluster.pk, "b", moment, 7, None, "r")],
+    )
+    stored = ShareChange.objects.order_by("node_name")
+    assert [(s.node_name, s.changed_at, s.old_shares, s.new_shares, s.reason) for s in stored] == [
+        ("a", when, None, 5, odd),
+        ("b", when, 7, None, "r"),
+    ]
+
+
+def test_rows_update_sets_the_columns_of_each_row_by_key() -> None:
+    cluster = Cluster.objects.create(name="c")
+    root = Node.objects.create(cluster=cluster, name="root", shares=None)
+    kids = [
+        Node.objects.create(cluster=cluster, parent=root, name=f"k{n}", shares=1) for n in range(3)
+    ]
+    third = 0.1 + 0.2  # a double whose shortest text has 17 digits
+    rows_update(
+        Node,
+        ["usage", "shares_parent", "shares"],
+        [(kids[0].pk, third, False, 4), (kids[2].pk, 1e300, False, 0)],
+    )
+    values = dict(Node.objects.filter(parent=root).values_list("name", "usage"))
+    assert values == {"k0": third, "k1": 1.0, "k2": 1e300}
+    assert list(
+        Node.objects.filter(parent=root).order_by("name").values_list("shares", flat=True)
+    ) == [4, 1, 0]
+    rows_update(Node, ["usage"], [])  # nothing to do
