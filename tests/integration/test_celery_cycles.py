@@ -189,13 +189,8 @@ def test_a_worker_killed_mid_cycle_leaves_nothing_and_the_retry_catches_up(
     result = run_cycle.apply_async(args=[disturbed.pk, moment.isoformat()])
 
     def in_cycle() -> bool:
-        """A backend other than ours with a transaction open on the test database."""
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                " AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
-            )
-            return bool(cursor.fetchone()[0])
+            return bool(_cycle_backends(cursor))
 
     wait_for(in_cycle)
     time.sleep(0.1)  # well into it: the cycle of 5,000 users takes about a second
@@ -209,3 +204,49 @@ def test_a_worker_killed_mid_cycle_leaves_nothing_and_the_retry_catches_up(
     assert result.get(timeout=60)["usage_added"] == users * 7200.0
     assert usages(disturbed) == usages(undisturbed)
     assert Cycle.objects.filter(cluster=disturbed).count() == 2
+
+
+def test_a_database_connection_lost_mid_cycle_is_retried(worker: Worker, tmp_path: Path) -> None:
+    """What a worker sees of PostgreSQL restarting: its connection ends in the middle."""
+    users = 5000
+    cluster, twin = tree_site("lost", users), tree_site("twin", users)
+    for each in (cluster, twin):
+        cycle_run(cluster=each, now=at(T0))
+    moment = at(T0 + 1800)
+    cycle_run(cluster=twin, now=moment)
+    worker("one")
+    result = run_cycle.apply_async(args=[cluster.pk, moment.isoformat()])
+    with connection.cursor() as cursor:
+        wait_for(lambda: bool(_cycle_backends(cursor)))
+        time.sleep(0.1)
+        for pid in _cycle_backends(cursor):
+            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+    assert result.get(timeout=90)["usage_added"] == users * 7200.0  # the retry's
+    said = (tmp_path / "one.log").read_text()
+    assert "retry: Retry in" in said
+    assert "OperationalError('terminating connection due to administrator command')" in said
+    assert usages(cluster) == usages(twin)
+    assert Cycle.objects.filter(cluster=cluster).count() == 2
+
+
+def test_a_worker_whose_broker_connection_drops_reconnects(worker: Worker) -> None:
+    import redis
+
+    cluster = tree_site("site")
+    worker("one")
+    assert run_cycle.apply_async(args=[cluster.pk, at(T0).isoformat()]).get(timeout=60)
+    broker = redis.Redis.from_url(REDIS_URL)
+    # Every client connection but this one: the worker's consumer and its result backend.
+    broker.client_kill_filter(_type="normal", skipme=True)
+    later = run_cycle.apply_async(args=[cluster.pk, at(T0 + 3600).isoformat()])
+    assert later.get(timeout=90)["usage_added"] == 2 * 14_400.0
+    assert usages(cluster)["u0"] == 1 + 14_400
+
+
+def _cycle_backends(cursor: Any) -> list[int]:
+    """The backends, other than ours, with a transaction open on the test database."""
+    cursor.execute(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+        " AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
+    )
+    return [row[0] for row in cursor.fetchall()]
