@@ -521,11 +521,9 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> CycleOutcome:
             last_decay=last_decay,
             records=tuple(UsageRecord(name, usage) for name, usage in records.items()),
         )
-        stored = pbs_database_store(
-            cluster=cluster, groups=state.groups, database=database, reason="cycle"
-        )
+        pbs_database_store(cluster=cluster, groups=state.groups, database=database, reason="cycle")
         _accruals_save(accrual)
-        _history_write(stored.metrics, now)
+        _history_write(cluster, now)
         cycle = Cycle.objects.create(
             cluster=cluster,
             at=now,
@@ -592,10 +590,18 @@ HISTORY_HOURLY = timedelta(days=7)
 _HISTORY_WINDOWS = (int(HISTORY_EVERY_CYCLE.total_seconds()), int(HISTORY_HOURLY.total_seconds()))
 
 
-def _history_write(metrics: Iterable[tuple[int, float, float, float, float]], at: datetime) -> None:
-    """Each node's stored numbers, `(id, usage, perc, tree usage, factor)`, as history at `at`."""
-    moment = connection.ops.adapt_datetimefield_value(at)  # SQLite: naive UTC text
-    rows_insert(NodeHistory, _HISTORY_COLUMNS, [(node, moment, *rest) for node, *rest in metrics])
+def _history_write(cluster: Cluster, at: datetime) -> None:
+    """Every node's numbers, as just stored, as history at `at` (copied in the database)."""
+    quote = connection.ops.quote_name
+    values = ", ".join(quote(column) for column in _HISTORY_COLUMNS[2:])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(NodeHistory._meta.db_table)}"
+            f" ({', '.join(quote(column) for column in _HISTORY_COLUMNS)})"
+            f" SELECT {quote('id')}, %s, {values} FROM {quote(Node._meta.db_table)}"
+            f" WHERE {quote('cluster_id')} = %s",
+            [connection.ops.adapt_datetimefield_value(at), cluster.pk],
+        )
 
 
 @dataclass(frozen=True)

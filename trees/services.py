@@ -104,9 +104,6 @@ class StoreSummary:
     share_changes: int
     unknown_entities: int
     cluster_created: bool = False
-    # Each node's id with the usage, fairshare_perc, fairshare_tree_usage and fairshare_factor
-    # just stored (PBS stores), for the history.
-    metrics: tuple[tuple[int, float, float, float, float], ...] = ()
 
 
 def resource_group_import(
@@ -350,17 +347,6 @@ def _pbs_store(
     _create_by_level(to_create)
     columns = [name for name in _STORED_FIELDS if name in changed]
     rows_update(Node, _columns(columns), _update_rows(updates, columns))
-    ids = [node if isinstance(node, int) else node.pk for _, node in sorted(by_index.items())]
-    stored = tuple(
-        zip(
-            ids,
-            metrics.usage.tolist(),
-            metrics.fairshare_perc.tolist(),
-            metrics.fairshare_tree_usage.tolist(),
-            metrics.fairshare_factors.tolist(),
-            strict=True,
-        )
-    )
     shares_at = 3 + fields.index("shares")
     removed = list(existing.values())
     for row in removed:
@@ -382,7 +368,6 @@ def _pbs_store(
         removed=len(removed),
         share_changes=len(changes),
         unknown_entities=len(pbs.unknown_entities()),
-        metrics=stored,
     )
 
 
