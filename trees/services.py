@@ -278,21 +278,21 @@ def _pbs_store(
     # (place in the database, value); a name's last record is the one PBS keeps.
     records = {record.name: (seq, record.usage) for seq, record in enumerate(database.records)}
 
-    # Rows, not model instances: a cycle stores every node of trees of 100,000.
+    # Rows, not model instances, compared as tuples in _STORED_FIELDS order: a cycle stores
+    # every node of trees of 100,000.
     metric_rows = _metric_rows(metrics)
-    fields = [name for name in _STORED_FIELDS if name != "parent"]
     existing = {
         row[1]: row
         for row in Node.objects.filter(cluster=cluster).values_list(
-            "id", "name", "parent_id", *fields
+            "id", "name", "parent_id", *_STORED_FIELDS[1:]
         )
     }
-    origin_at = 3 + fields.index("origin")
+    origin_at, shares_at = 2 + _STORED_FIELDS.index("origin"), 2 + _STORED_FIELDS.index("shares")
     had_tree = any(row[origin_at] == NodeOrigin.DEFINED for row in existing.values())
     by_index: dict[int, Node | int] = {}  # an existing node's id, or the node to create
     to_create: list[list[Node]] = []
-    updates: list[tuple[int, dict[str, Any]]] = []  # (node id, its new values)
-    changed: set[str] = set()  # the fields that differ in some update
+    updates: list[tuple[int, tuple[Any, ...]]] = []  # (node id, its new values)
+    changed: set[int] = set()  # the places in _STORED_FIELDS that differ in some update
     changes: list[ShareChange] = []
     now = timezone.now()
 
@@ -305,21 +305,23 @@ def _pbs_store(
         else:
             origin = NodeOrigin.USAGE
         seq, usage = records.get(name, (None, None))
-        values: dict[str, Any] = {
-            "parent": by_index.get(pbs.tree.parent[index]),
-            "kind": _kind(pbs, index),
-            "origin": origin,
-            "position": position.get(name, seq or 0),
-            "shares": None if index == ROOT else pbs.shares(index),
-            "cgroup_id": pbs.cresgroup[index],
-            "usage_record": usage,
-            "usage_record_seq": seq,
-            **metric_rows[index],
-        }
+        shares = None if index == ROOT else pbs.shares(index)
+        values = (
+            by_index.get(pbs.tree.parent[index]),
+            _kind(pbs, index),
+            origin,
+            position.get(name, seq or 0),
+            shares,
+            pbs.cresgroup[index],
+            usage,
+            seq,
+            *metric_rows[index],
+        )
         row = existing.pop(name, None)
         if row is None:
-            parent = values.pop("parent")
-            node = Node(cluster=cluster, name=name, **values)
+            parent, *rest = values
+            fields = dict(zip(_STORED_FIELDS[1:], rest, strict=True))
+            node = Node(cluster=cluster, name=name, **fields)
             if isinstance(parent, Node):
                 node.parent = parent
             else:
@@ -328,26 +330,25 @@ def _pbs_store(
             to_create.extend([] for _ in range(depth + 1 - len(to_create)))
             to_create[depth].append(node)
             if had_tree and origin == NodeOrigin.DEFINED:
-                changes.append(_share_change(cluster, node, None, node.shares, now, reason, user))
+                changes.append(_share_change(cluster, node, None, shares, now, reason, user))
             by_index[index] = node
             continue
-        old = dict(zip(("parent", *fields), row[2:], strict=True))
-        differing = {field for field, value in values.items() if value != old[field]}
-        if differing:
+        old = row[2:]
+        if values != old:
             updates.append((row[0], values))
-            changed |= differing
+            changed.update(place for place, value in enumerate(values) if value != old[place])
         # Leaving the tree while keeping usage (it moves under unknown) is a removal.
-        was_defined = old["origin"] == NodeOrigin.DEFINED
-        before = old["shares"] if was_defined else None
-        after = values["shares"] if origin == NodeOrigin.DEFINED else None
+        was_defined = row[origin_at] == NodeOrigin.DEFINED
+        before = row[shares_at] if was_defined else None
+        after = shares if origin == NodeOrigin.DEFINED else None
         if before != after and (was_defined or had_tree):
             changes.append(_share_change(cluster, row[0], before, after, now, reason, user, name))
         by_index[index] = row[0]
 
     _create_by_level(to_create)
-    columns = [name for name in _STORED_FIELDS if name in changed]
-    rows_update(Node, _columns(columns), _update_rows(updates, columns))
-    shares_at = 3 + fields.index("shares")
+    places = sorted(changed)
+    columns = [_STORED_FIELDS[place] for place in places]
+    rows_update(Node, _columns(columns), _update_rows(updates, places))
     removed = list(existing.values())
     for row in removed:
         if row[origin_at] == NodeOrigin.DEFINED and row[shares_at] is not None:
@@ -390,16 +391,15 @@ def _nodes_update(nodes: Sequence[Node], fields: Sequence[str]) -> None:
 
 
 def _update_rows(
-    updates: list[tuple[int, dict[str, Any]]], fields: list[str]
+    updates: list[tuple[int, tuple[Any, ...]]], places: list[int]
 ) -> list[tuple[Any, ...]]:
-    """`[id, *values of fields]` for each update; only choices and parents need converting."""
-    if not fields:
+    """`(id, *values at places)` for each update; only choices and parents need converting."""
+    if not places:
         return []
-    picks = [values for _, values in updates]
     columns = []
-    for name in fields:
-        column = [values[name] for values in picks]
-        if name in ("parent", "kind", "origin"):
+    for place in places:
+        column = [values[place] for _, values in updates]
+        if _STORED_FIELDS[place] in ("parent", "kind", "origin"):
             column = [_db_value(value) for value in column]
         columns.append(column)
     return list(zip([pk for pk, _ in updates], *columns, strict=True))
@@ -419,17 +419,11 @@ def _db_value(value: object) -> object:
     return value.pk if isinstance(value, Node) else value
 
 
-def _metric_rows(metrics: PbsMetrics) -> list[dict[str, float]]:
-    """Each node's metrics as stored, by tree index (read out of numpy once: 100,000 nodes)."""
+def _metric_rows(metrics: PbsMetrics) -> list[tuple[float, ...]]:
+    """Each node's metrics as stored, in _METRIC_FIELDS order, by tree index (read out of
+    numpy once: 100,000 nodes)."""
     return [
-        {
-            "usage": usage,
-            "group_perc": group,
-            "fairshare_perc": perc,
-            "fairshare_tree_usage": tree_usage,
-            "usage_perc": -1.0 if perc == 0 else usage / perc,  # PbsMetrics.usage_perc
-            "fairshare_factor": factor,
-        }
+        (usage, group, perc, tree_usage, -1.0 if perc == 0 else usage / perc, factor)
         for usage, group, perc, tree_usage, factor in zip(
             metrics.usage.tolist(),
             metrics.group_percentage.tolist(),
@@ -438,7 +432,7 @@ def _metric_rows(metrics: PbsMetrics) -> list[dict[str, float]]:
             metrics.fairshare_factors.tolist(),
             strict=True,
         )
-    ]
+    ]  # usage_perc as PbsMetrics.usage_perc computes it
 
 
 def _differing(node: Node, values: Mapping[str, object]) -> set[str]:
