@@ -16,10 +16,13 @@ $(BIN)/.installed: requirements.txt
 	$(BIN)/pip install --quiet -r requirements.txt
 	touch $@
 
-## The dashboard on the embedded default: SQLite, the sample site, no outside service.
+## The dashboard on the embedded default: SQLite, the sample site, no outside service; the
+## cycles run beside it (run_cycle --loop stands for the Celery beat and worker).
 run: $(BIN)/.installed
 	$(BIN)/python manage.py migrate --no-input
 	$(BIN)/python manage.py demo
+	$(BIN)/python manage.py run_cycle --loop & cycles=$$!; \
+	trap 'kill $$cycles 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/python manage.py runserver $(HOST)
 
 ## The whole suite: lint, format, types, then every test (DATABASE_URL picks the database).
