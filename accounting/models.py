@@ -199,7 +199,6 @@ class Cycle(models.Model):
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="cycles")
     at = models.DateTimeField(help_text="The cycle's time: usage is accrued up to it.")
-    previous_at = models.DateTimeField(null=True, blank=True)
     jobs_accrued = models.PositiveIntegerField(default=0)
     usage_added = models.FloatField(default=0.0)
     decays_applied = models.PositiveIntegerField(default=0)

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
-from django.db.models import Count, F, FloatField, Sum
+from django.db.models import Count, F, FloatField, Max, OuterRef, Sum
 from django.db.models.functions import Cast, Coalesce
 
 from accounting.models import Cycle, Job, NodeHistory
 from accounting.parsers.records import JobState
 from trees.engine.cycle import cycle_slot
 from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
+from trees.selectors import epoch_seconds, epoch_time
 
 REPORT_GROUPS = ("entity", "user", "group", "project", "account", "queue")
 
@@ -66,7 +67,7 @@ def usage_report_get(
 def cycle_slot_of(cluster: Cluster, now: datetime) -> datetime:
     """The time of the cycle `now` falls in, on the cluster's `scheduler_iteration` grid."""
     iteration = max(1, int(cluster.scheduler_iteration.total_seconds()))
-    return datetime.fromtimestamp(cycle_slot(int(now.timestamp()), iteration), tz=UTC)
+    return epoch_time(cycle_slot(epoch_seconds(now), iteration))
 
 
 def last_cycle_at(cluster: Cluster) -> datetime | None:
@@ -80,14 +81,16 @@ def clusters_due(now: datetime) -> list[tuple[Cluster, datetime]]:
 
     Cycles run for PBS clusters with a tree (resource groups defined).
     """
-    due = []
-    clusters = Cluster.objects.filter(
-        scheduler=Scheduler.PBS, nodes__origin=NodeOrigin.DEFINED
-    ).distinct()
-    for cluster in clusters.order_by("name"):
+    with_tree = Node.objects.filter(cluster=OuterRef("pk"), origin=NodeOrigin.DEFINED)
+    clusters = (
+        Cluster.objects.filter(scheduler=Scheduler.PBS, pk__in=with_tree.values("cluster"))
+        .annotate(last_cycle=Max("cycles__at"))
+        .order_by("name")
+    )
+    due: list[tuple[Cluster, datetime]] = []
+    for cluster in clusters:
         slot = cycle_slot_of(cluster, now)
-        last = last_cycle_at(cluster)
-        if last is None or last < slot:
+        if cluster.last_cycle is None or cluster.last_cycle < slot:
             due.append((cluster, slot))
     return due
 

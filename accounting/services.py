@@ -31,23 +31,16 @@ from accounting.preparation import (
     completed_row,
     prepared_files,
 )
+from accounting.selectors import last_cycle_at
 from trees.bulk import rows_insert, rows_update
-from trees.engine.cycle import (
-    Accrual,
-    Run,
-    cycle_slot,
-    decay_instants,
-    decayed_records,
-    kept_instants,
-    stored_records,
-)
+from trees.engine.cycle import Accrual, Run, cycle_slot, cycle_usage, kept_instants
 from trees.engine.fairtree import ROOT_ACCOUNT, AssociationDef
 from trees.engine.formula import FormulaValueError, parse_formula
 from trees.engine.pbs import TREEROOT, UNKNOWN, GroupDef, PbsTree, UsageRecord, compute
 from trees.formats.pbsfs import UsageDatabase
 from trees.formats.rejected import RejectedLine
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler
-from trees.selectors import epoch_seconds, pbs_state_get
+from trees.selectors import epoch_seconds, epoch_time, pbs_state_get
 from trees.services import (
     cluster_get_or_create,
     pbs_database_store,
@@ -358,12 +351,12 @@ class _JobStore:
                 self.running.discard(run.job_id)
                 self.summary.ingested += 1
             to_insert.append(run)
-        # What the cycles accrued for a running row stays accrued for the run that ends it.
-        carried = dict(
-            Job.objects.filter(pk__in=to_delete, accrued__gt=0).values_list("job_id", "accrued")
-        )
+        carried: dict[str, float] = {}
         if to_delete:
-            Job.objects.filter(pk__in=to_delete).delete()
+            # What the cycles accrued for a running row stays accrued for the run that ends it.
+            superseded = Job.objects.filter(pk__in=to_delete)
+            carried = dict(superseded.filter(accrued__gt=0).values_list("job_id", "accrued"))
+            superseded.delete()
         placing = [run for run in to_insert if not run.complete]
         nodes = iter(self.charger.node_ids([run.entity for run in placing]))
         self._write(
@@ -472,50 +465,37 @@ class CycleRefused(ValueError):
     """A cycle that cannot run as asked (the message says why and what to do)."""
 
 
-@dataclass(frozen=True)
-class CycleOutcome:
-    """What `cycle_run` did: the cycle it stored, or None when that slot was already done."""
+def cycle_run(*, cluster: Cluster, now: datetime) -> Cycle | None:
+    """One scheduling cycle up to `now`: accrue job usage, apply the decays due, store metrics;
+    None when the cycle at `now` was done before.
 
-    cycle: Cycle | None
-    last_at: datetime | None  # the cluster's last cycle before this call
-
-
-def cycle_run(*, cluster: Cluster, now: datetime) -> CycleOutcome:
-    """One scheduling cycle up to `now`: accrue job usage, apply the decays due, store metrics.
-
-    Decays split the accrual: usage that ran before a decay instant is decayed with it, usage
-    after is not, as PBS's cycles see it. One transaction holding the cluster's row: two
-    workers on the same cluster run one after the other, and the second, finding `now` done,
-    does nothing; a cycle that dies leaves nothing and the next one catches up.
+    One transaction holding the cluster's row: two workers on the same cluster run one after
+    the other, and the second, finding `now` done, does nothing; a cycle that dies leaves
+    nothing and the next one catches up.
     """
     started, clock = timezone.now(), time.perf_counter()
     with transaction.atomic():
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
-        last = Cycle.objects.filter(cluster=cluster).order_by("-at").first()
-        last_at = None if last is None else last.at
+        last_at = last_cycle_at(cluster)
         if last_at is not None and now <= last_at:
             if now == last_at:
-                return CycleOutcome(None, last_at)
+                return None
             raise CycleRefused(
                 f"cluster {cluster.name}: {now.isoformat()} is before its last cycle at"
                 f" {last_at.isoformat()}; a cycle cannot go back in time"
             )
         _check_cycle_policy(cluster)
         state = pbs_state_get(cluster=cluster)
-        interval = int(cluster.decay_interval.total_seconds())
-        moment = epoch_seconds(now)
-        last_decay = state.database.last_decay or moment  # PBS starts the clock on its first run
         accrual = Accrual(parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES))
-        runs = _accruing(cluster, now)
-        records = {record.name: record.usage for record in state.database.records}
-        decays = decay_instants(last_decay, interval, moment)
-        for instant in decays:
-            accrual.add_until(runs, instant, records)
-            records = decayed_records(
-                state.groups, records, cluster.decay_factor, cluster.unknown_shares
-            )
-            last_decay = instant
-        accrual.add_until(runs, moment, records)
+        records, last_decay, decays = cycle_usage(
+            accrual,
+            _accruing(cluster, now),
+            {record.name: record.usage for record in state.database.records},
+            now=epoch_seconds(now),
+            last_decay=state.database.last_decay,
+            groups=state.groups,
+            **_decay_policy(cluster),
+        )
         database = UsageDatabase(
             exists=True,
             last_decay=last_decay,
@@ -524,18 +504,25 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> CycleOutcome:
         pbs_database_store(cluster=cluster, groups=state.groups, database=database, reason="cycle")
         _accruals_save(accrual)
         _history_write(cluster, now)
-        cycle = Cycle.objects.create(
+        return Cycle.objects.create(
             cluster=cluster,
             at=now,
-            previous_at=last_at,
             jobs_accrued=len(accrual.changed),
             usage_added=accrual.added,
             decays_applied=len(decays),
-            decay_times=[datetime.fromtimestamp(moment, tz=UTC).isoformat() for moment in decays],
+            decay_times=[epoch_time(instant).isoformat() for instant in decays],
             duration=time.perf_counter() - clock,
             started_at=started,
         )
-    return CycleOutcome(cycle, last_at)
+
+
+def _decay_policy(cluster: Cluster) -> dict[str, Any]:
+    """cycle_usage's arguments of the cluster's decay policy."""
+    return {
+        "decay_interval": int(cluster.decay_interval.total_seconds()),
+        "decay_factor": cluster.decay_factor,
+        "unknown_shares": cluster.unknown_shares,
+    }
 
 
 def _check_cycle_policy(cluster: Cluster) -> None:
@@ -713,8 +700,7 @@ class _Simulation:
         self, cluster: Cluster, groups: Sequence[GroupDef], runs: list[Run], kept: set[int]
     ) -> None:
         self.formula = parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)
-        self.factor, self.unknown_shares = cluster.decay_factor, cluster.unknown_shares
-        self.interval = int(cluster.decay_interval.total_seconds())
+        self.policy = _decay_policy(cluster)
         self.groups, self.defined = groups, {group.name for group in groups}
         for run in runs:
             run.accrued = 0.0
@@ -724,7 +710,6 @@ class _Simulation:
         self.kept = kept
         self.records: dict[str, float] = {}
         self.last_decay = 0
-        self.previous: int | None = None
         self.history: dict[str, list[tuple[Any, ...]]] = {}
         self.cycles: list[Cycle] = []
         self.decays = 0
@@ -738,17 +723,15 @@ class _Simulation:
                 self.active.append(run)
             self.pending += 1
         accrual = Accrual(self.formula)
-        if not self.last_decay:
-            self.last_decay = moment
-        decays = decay_instants(self.last_decay, self.interval, moment)
-        for instant in decays:
-            accrual.add_until(self.active, instant, self.records)
-            self.records = decayed_records(
-                self.groups, self.records, self.factor, self.unknown_shares
-            )
-            self.last_decay = instant
-        accrual.add_until(self.active, moment, self.records)
-        self.records = stored_records(self.records)
+        self.records, self.last_decay, decays = cycle_usage(
+            accrual,
+            self.active,
+            self.records,
+            now=moment,
+            last_decay=self.last_decay,
+            groups=self.groups,
+            **self.policy,
+        )
         self.active = [run for run in self.active if run.end is None or run.accrued != run.usage]
         if decays:
             self._forget_removed()
@@ -756,17 +739,15 @@ class _Simulation:
             self._remember(moment)
         self.cycles.append(
             Cycle(
-                at=_moment(moment),
-                previous_at=None if self.previous is None else _moment(self.previous),
+                at=epoch_time(moment),
                 jobs_accrued=len(accrual.changed),
                 usage_added=accrual.added,
                 decays_applied=len(decays),
-                decay_times=[_moment(instant).isoformat() for instant in decays],
+                decay_times=[epoch_time(instant).isoformat() for instant in decays],
                 history_kept=moment in self.kept,
                 duration=time.perf_counter() - clock,
             )
         )
-        self.previous = moment
         self.decays += len(decays)
         self.added += accrual.added
 
@@ -774,10 +755,10 @@ class _Simulation:
         pbs = PbsTree.build(
             self.groups,
             [UsageRecord(name, usage) for name, usage in self.records.items()],
-            unknown_shares=self.unknown_shares,
+            unknown_shares=self.policy["unknown_shares"],
         )
         metrics = compute(pbs)
-        at = _moment(moment)
+        at = epoch_time(moment)
         for index in pbs.preorder():
             self.history.setdefault(pbs.name(index), []).append(
                 (
@@ -825,7 +806,3 @@ class _Simulation:
             usage_added=self.added,
             history_rows=len(rows),
         )
-
-
-def _moment(seconds: int) -> datetime:
-    return datetime.fromtimestamp(seconds, tz=UTC)

@@ -28,8 +28,7 @@ def run_cycle(cluster_id: int, at: str | None = None) -> dict[str, Any]:
     that cycle is already done."""
     cluster = Cluster.objects.get(pk=cluster_id)
     now = datetime.fromisoformat(at) if at else cycle_slot_of(cluster, timezone.now())
-    outcome = cycle_run(cluster=cluster, now=now)
-    cycle = outcome.cycle
+    cycle = cycle_run(cluster=cluster, now=now)
     if cycle is None:
         return {"cluster": cluster.name, "done_before": True}
     return {

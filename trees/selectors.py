@@ -33,8 +33,14 @@ def epoch_seconds(moment: datetime | None) -> int:
     return 0 if moment is None else int(moment.timestamp())
 
 
+def epoch_time(seconds: int) -> datetime:
+    """An epoch time as an aware UTC datetime."""
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
 def from_epoch_seconds(seconds: int) -> datetime | None:
-    return None if seconds == 0 else datetime.fromtimestamp(seconds, tz=UTC)
+    """A time PBS stores, time_t, as a datetime; 0 (no time) as None."""
+    return None if seconds == 0 else epoch_time(seconds)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('at', models.DateTimeField(help_text="The cycle's time: usage is accrued up to it.")),
-                ('previous_at', models.DateTimeField(blank=True, null=True)),
                 ('jobs_accrued', models.PositiveIntegerField(default=0)),
                 ('usage_added', models.FloatField(default=0.0)),
                 ('decays_applied', models.PositiveIntegerField(default=0)),

@@ -17,7 +17,7 @@ from trees.engine.pbs import (
     GroupDef,
     PbsTree,
     UsageRecord,
-    is_valid_pbs_name,
+    is_readable_record,
 )
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "Run",
     "accrued_usage",
     "cycle_slot",
+    "cycle_usage",
     "decay_instants",
     "decayed_records",
     "half_life_factor",
@@ -159,9 +160,32 @@ def kept_instants(instants: Iterable[int], now: int, every_cycle: int, hourly: i
 
 
 def stored_records(records: dict[str, float]) -> dict[str, float]:
-    """The records a store keeps: those PBS reads back (read_usage_v2 skips negative usages and
-    names it refuses), in their order.
+    """The records a store keeps: those PBS reads back, in their order."""
+    return {name: usage for name, usage in records.items() if is_readable_record(name, usage)}
+
+
+def cycle_usage(
+    accrual: Accrual,
+    runs: Sequence[Run],
+    records: dict[str, float],
+    *,
+    now: int,
+    last_decay: int,
+    groups: Sequence[GroupDef],
+    decay_interval: int,
+    decay_factor: float,
+    unknown_shares: int,
+) -> tuple[dict[str, float], int, list[int]]:
+    """One cycle on the usage database: the runs' usage accrued up to `now` and each decay due
+    since `last_decay` applied where it falls, so that what ran before a decay is decayed with
+    it (pbsfs -d). Returns the records as stored, the new last_decay and the decays' times; a
+    first cycle (last_decay 0) starts the decay clock, as PBS does.
     """
-    return {
-        name: usage for name, usage in records.items() if usage >= 0 and is_valid_pbs_name(name)
-    }
+    last_decay = last_decay or now
+    decays = decay_instants(last_decay, decay_interval, now)
+    for instant in decays:
+        accrual.add_until(runs, instant, records)
+        records = decayed_records(groups, records, decay_factor, unknown_shares)
+        last_decay = instant
+    accrual.add_until(runs, now, records)
+    return stored_records(records), last_decay, decays

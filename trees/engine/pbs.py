@@ -50,6 +50,11 @@ def is_valid_pbs_name(name: str) -> bool:
     )
 
 
+def is_readable_record(name: str, usage: float) -> bool:
+    """Whether read_usage_v2 takes a usage record: a usage >= 0 (not NaN) and a valid name."""
+    return usage >= 0 and is_valid_pbs_name(name)
+
+
 @dataclass(frozen=True)
 class GroupDef:
     """One resource_group entry, `name cgroup parent shares`; parent `root` is TREEROOT."""
@@ -153,7 +158,7 @@ class PbsTree:
         """
         usage = self.tree.usage
         for record in records:
-            if not (record.usage >= 0 and is_valid_pbs_name(record.name)):
+            if not is_readable_record(record.name, record.usage):
                 continue
             node = self.index.get(record.name)
             if node is None:

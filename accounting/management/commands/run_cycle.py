@@ -5,8 +5,9 @@ from typing import Any
 from django.core.management.base import CommandParser
 from django.utils import timezone
 
+from accounting.models import Cycle
 from accounting.selectors import clusters_due, last_cycle_at
-from accounting.services import CycleOutcome, CycleRefused, cycle_run
+from accounting.services import CycleRefused, cycle_run
 from trees.management.commands._base import FairshareCommand
 from trees.models import Cluster
 
@@ -51,11 +52,11 @@ class Command(FairshareCommand):
     def _cycle(self, cluster: Cluster, now: datetime) -> bool:
         """Run and report one cycle; False when it is refused."""
         try:
-            outcome = cycle_run(cluster=cluster, now=now)
+            cycle = cycle_run(cluster=cluster, now=now)
         except CycleRefused as refusal:
             self.stderr.write(str(refusal))
             return False
-        self.stdout.write(describe(cluster, now, outcome))
+        self.stdout.write(describe(cluster, now, cycle))
         return True
 
     def _loop(self, only: Cluster | None) -> None:
@@ -82,8 +83,7 @@ class Command(FairshareCommand):
         return max(pause, 0.5)
 
 
-def describe(cluster: Cluster, now: datetime, outcome: CycleOutcome) -> str:
-    cycle = outcome.cycle
+def describe(cluster: Cluster, now: datetime, cycle: Cycle | None) -> str:
     if cycle is None:
         return f"{cluster.name}: the cycle at {now.isoformat()} was done before; nothing to do"
     decays = f"{cycle.decays_applied} decay{'s' if cycle.decays_applied != 1 else ''}"

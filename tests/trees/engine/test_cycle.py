@@ -4,7 +4,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trees.engine.cycle import accrued_usage, cycle_slot, decay_instants, half_life_factor
+from trees.engine.cycle import (
+    Accrual,
+    Run,
+    accrued_usage,
+    cycle_slot,
+    cycle_usage,
+    decay_instants,
+    half_life_factor,
+)
+from trees.engine.formula import parse_formula
+from trees.engine.pbs import GroupDef
 
 
 def test_a_run_accrues_in_proportion_to_the_time_it_ran() -> None:
@@ -72,3 +82,30 @@ def test_ticks_of_one_slot_name_the_same_cycle() -> None:
     assert cycle_slot(1_772_352_600, ten_minutes) == 1_772_352_600
     with pytest.raises(ValueError, match="must be positive"):
         cycle_slot(5, 0)
+
+
+def test_a_cycle_decays_what_ran_before_each_decay_and_not_what_ran_after() -> None:
+    day = 86_400
+    run = Run(key=1, entity="ann", start=0, end=2 * day, usage=2000.0, accrued=0.0)
+    records = {"bob": 101.0, "bad name!": 5.0}  # PBS reads no record of an invalid name
+    accrual = Accrual(parse_formula("walltime", ["walltime"]))
+    groups = [GroupDef("ann", 10, "root", 1), GroupDef("bob", 11, "root", 1)]
+    stored, last_decay, decays = cycle_usage(
+        accrual, [run], records, now=2 * day + 30, last_decay=60, groups=groups,
+        decay_interval=day, decay_factor=0.5, unknown_shares=0,
+    )  # fmt: skip
+    assert decays == [day + 60]
+    assert last_decay == day + 60
+    # ann: 1 + 1,000.6944 (the run up to the decay), halved, then the remaining 999.3056.
+    before = 2000.0 * (day + 60) / (2 * day)
+    assert stored == {"ann": (1 + before) * 0.5 + (2000.0 - before), "bob": 50.5}
+    assert (accrual.added, run.accrued) == (2000.0, 2000.0)
+
+
+def test_a_first_cycle_starts_the_decay_clock() -> None:
+    accrual = Accrual(parse_formula("walltime", ["walltime"]))
+    stored, last_decay, decays = cycle_usage(
+        accrual, [], {}, now=500, last_decay=0, groups=[], decay_interval=10,
+        decay_factor=0.5, unknown_shares=0,
+    )  # fmt: skip
+    assert (stored, last_decay, decays) == ({}, 500, [])
