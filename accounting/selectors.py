@@ -140,24 +140,22 @@ def history_events_get(
     *, cluster: Cluster, since: datetime | None = None, until: datetime | None = None
 ) -> list[HistoryEvent]:
     """The decays the cycles applied and the share changes in [since, until), by time."""
-    events = []
+    cycles = Cycle.objects.filter(cluster=cluster, decays_applied__gt=0)
+    changes = ShareChange.objects.filter(cluster=cluster)
+    if since is not None:  # a cycle applies decays that fell due at or before its time
+        cycles, changes = cycles.filter(at__gte=since), changes.filter(changed_at__gte=since)
+    if until is not None:
+        changes = changes.filter(changed_at__lt=until)
     factor = cluster.decay_factor
-    for times in Cycle.objects.filter(cluster=cluster, decays_applied__gt=0).values_list(
-        "decay_times", flat=True
-    ):
-        for text in times:
-            at = datetime.fromisoformat(text)
-            events.append(HistoryEvent(at, "decay", f"usage decayed × {factor:g}"))
-    for change in ShareChange.objects.filter(cluster=cluster):
+    events = [
+        HistoryEvent(at, "decay", f"usage decayed × {factor:g}")
+        for times in cycles.values_list("decay_times", flat=True)
+        for at in map(datetime.fromisoformat, times)
+        if (since is None or at >= since) and (until is None or at < until)
+    ]
+    for change in changes:
         before = "added" if change.old_shares is None else f"{change.old_shares} shares"
         after = "removed" if change.new_shares is None else f"{change.new_shares} shares"
         text = f"{change.node_name}: {before} → {after} ({change.reason})"
         events.append(HistoryEvent(change.changed_at, "shares", text))
-    return sorted(
-        (
-            event
-            for event in events
-            if (since is None or event.at >= since) and (until is None or event.at < until)
-        ),
-        key=lambda event: event.at,
-    )
+    return sorted(events, key=lambda event: event.at)
