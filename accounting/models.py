@@ -202,7 +202,12 @@ class Cycle(models.Model):
     jobs_accrued = models.PositiveIntegerField(default=0)
     usage_added = models.FloatField(default=0.0)
     decays_applied = models.PositiveIntegerField(default=0)
-    decay_times = models.JSONField(default=list, help_text="When each decay applied fell due.")
+    decay_times = models.JSONField(
+        default=list, help_text="When each decay applied fell due (PBS; Slurm decays each pass)."
+    )
+    usage_reset = models.BooleanField(
+        default=False, help_text="Slurm: the pass reset usage (PriorityUsageResetPeriod)."
+    )
     history_kept = models.BooleanField(
         default=True, help_text="Whether NodeHistory still holds this cycle (the roll-up thins)."
     )
@@ -250,6 +255,8 @@ class NodeHistory(models.Model):
     fairshare_perc = Float32Field()
     fairshare_tree_usage = Float32Field()
     fairshare_factor = models.FloatField()
+    level_fs = models.FloatField(null=True, blank=True, help_text="Slurm Fair Tree.")
+    fairshare_rank = models.PositiveIntegerField(null=True, blank=True, help_text="Fair Tree.")
 
     class Meta:
         ordering = ["node", "at"]

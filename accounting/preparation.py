@@ -34,6 +34,7 @@ from accounting.parsers.records import USAGE_RESOURCES, JobRecord, JobState, Par
 from accounting.parsers.sacct import read_sacct
 from accounting.parsers.swf import SwfReader
 from trees.engine.formula import Formula, FormulaValueError, parse_formula
+from trees.engine.slurm_pass import run_usage
 from trees.formats.rejected import RejectedLine
 
 __all__ = [
@@ -91,7 +92,7 @@ class Preparation:
     """What pricing and laying out the runs needs to know of the cluster and the ingestion."""
 
     source: SourceKind
-    usage_formula: str  # the cluster's fairshare_usage_res
+    usage_formula: str  # the cluster's fairshare_usage_res (Slurm: billable TRES × elapsed)
     fairshare_entity: str
     slurm: bool  # runs are charged to `account:user` associations
     cluster_id: int
@@ -183,6 +184,7 @@ class _Reader:
         self.reported = 0
         self.number = 0  # lines read so far
         self.formula: Formula = parse_formula(preparation.usage_formula, USAGE_RESOURCES)
+        self.slurm = preparation.slurm
         self.seen: set[str] = set()
         self.lines = (
             CopyLines(preparation.cluster_id, path, preparation.ingest_id)
@@ -320,6 +322,8 @@ class _Reader:
             return None
         if record.state == JobState.RUNNING:
             return 0.0  # what a running job uses is accrued by the cycles, not priced here
+        if self.slurm:
+            return run_usage(record.usage_resources())
         try:
             usage = self.formula.evaluate(record.usage_resources())
         except FormulaValueError as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db.models import Count, F, FloatField, Max, OuterRef, Sum
 from django.db.models.functions import Cast, Coalesce
@@ -64,9 +64,17 @@ def usage_report_get(
     ]
 
 
+def cycle_period(cluster: Cluster) -> timedelta:
+    """How often the cluster's cycle runs: PBS's scheduler_iteration, Slurm's
+    PriorityCalcPeriod."""
+    if cluster.scheduler == Scheduler.SLURM:
+        return cluster.priority_calc_period
+    return cluster.scheduler_iteration
+
+
 def cycle_slot_of(cluster: Cluster, now: datetime) -> datetime:
-    """The time of the cycle `now` falls in, on the cluster's `scheduler_iteration` grid."""
-    iteration = max(1, int(cluster.scheduler_iteration.total_seconds()))
+    """The time of the cycle `now` falls in, on the grid of the cluster's cycle period."""
+    iteration = max(1, int(cycle_period(cluster).total_seconds()))
     return epoch_time(cycle_slot(epoch_seconds(now), iteration))
 
 
@@ -79,11 +87,13 @@ def last_cycle_at(cluster: Cluster) -> datetime | None:
 def clusters_due(now: datetime) -> list[tuple[Cluster, datetime]]:
     """The clusters whose current cycle slot has not run yet, with that slot's time.
 
-    Cycles run for PBS clusters with a tree (resource groups defined).
+    Cycles run for PBS and Slurm clusters with a tree (resource groups or associations).
     """
     with_tree = Node.objects.filter(cluster=OuterRef("pk"), origin=NodeOrigin.DEFINED)
     clusters = (
-        Cluster.objects.filter(scheduler=Scheduler.PBS, pk__in=with_tree.values("cluster"))
+        Cluster.objects.filter(
+            scheduler__in=[Scheduler.PBS, Scheduler.SLURM], pk__in=with_tree.values("cluster")
+        )
         .annotate(last_cycle=Max("cycles__at"))
         .order_by("name")
     )
@@ -103,6 +113,8 @@ class HistoryPoint:
     fairshare_tree_usage: float
     usage_perc: float  # usage / fairshare_perc; -1 when the percentage is 0
     fairshare_factor: float
+    level_fs: float | None = None  # Slurm Fair Tree
+    fairshare_rank: int | None = None
 
 
 def node_history_get(
@@ -122,6 +134,8 @@ def node_history_get(
             row.fairshare_tree_usage,
             row.usage_perc,
             row.fairshare_factor,
+            row.level_fs,
+            row.fairshare_rank,
         )
         for row in rows.order_by("at")
     ]
@@ -139,23 +153,45 @@ class HistoryEvent:
 def history_events_get(
     *, cluster: Cluster, since: datetime | None = None, until: datetime | None = None
 ) -> list[HistoryEvent]:
-    """The decays the cycles applied and the share changes in [since, until), by time."""
-    cycles = Cycle.objects.filter(cluster=cluster, decays_applied__gt=0)
+    """The decays the cycles applied (Slurm, which decays a little every pass: the usage
+    resets) and the share changes in [since, until), by time."""
     changes = ShareChange.objects.filter(cluster=cluster)
-    if since is not None:  # a cycle applies decays that fell due at or before its time
-        cycles, changes = cycles.filter(at__gte=since), changes.filter(changed_at__gte=since)
+    if since is not None:
+        changes = changes.filter(changed_at__gte=since)
     if until is not None:
         changes = changes.filter(changed_at__lt=until)
-    factor = cluster.decay_factor
-    events = [
-        HistoryEvent(at, "decay", f"usage decayed × {factor:g}")
-        for times in cycles.values_list("decay_times", flat=True)
-        for at in map(datetime.fromisoformat, times)
-        if (since is None or at >= since) and (until is None or at < until)
-    ]
+    if cluster.scheduler == Scheduler.SLURM:
+        resets = Cycle.objects.filter(cluster=cluster, usage_reset=True)
+        if since is not None:
+            resets = resets.filter(at__gte=since)
+        if until is not None:
+            resets = resets.filter(at__lt=until)
+        period = cluster.priority_usage_reset_period
+        events = [
+            HistoryEvent(at, "decay", f"usage reset to 0 (PriorityUsageResetPeriod={period})")
+            for at in resets.values_list("at", flat=True)
+        ]
+    else:
+        events = _decay_events(cluster, since, until)
     for change in changes:
         before = "added" if change.old_shares is None else f"{change.old_shares} shares"
         after = "removed" if change.new_shares is None else f"{change.new_shares} shares"
         text = f"{change.node_name}: {before} → {after} ({change.reason})"
         events.append(HistoryEvent(change.changed_at, "shares", text))
     return sorted(events, key=lambda event: event.at)
+
+
+def _decay_events(
+    cluster: Cluster, since: datetime | None, until: datetime | None
+) -> list[HistoryEvent]:
+    """PBS: each decay at the time it fell due (a cycle applies those due at or before it)."""
+    cycles = Cycle.objects.filter(cluster=cluster, decays_applied__gt=0)
+    if since is not None:
+        cycles = cycles.filter(at__gte=since)
+    factor = cluster.decay_factor
+    return [
+        HistoryEvent(at, "decay", f"usage decayed × {factor:g}")
+        for times in cycles.values_list("decay_times", flat=True)
+        for at in map(datetime.fromisoformat, times)
+        if (since is None or at >= since) and (until is None or at < until)
+    ]

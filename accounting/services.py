@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, cast
@@ -31,22 +31,38 @@ from accounting.preparation import (
     completed_row,
     prepared_files,
 )
-from accounting.selectors import last_cycle_at
+from accounting.selectors import cycle_period, last_cycle_at
 from trees.bulk import rows_insert, rows_update
 from trees.engine.cycle import Accrual, Run, cycle_slot, cycle_usage, kept_instants
-from trees.engine.fairtree import ROOT_ACCOUNT, AssociationDef
+from trees.engine.fairtree import (
+    ROOT_ACCOUNT,
+    AssociationDef,
+    SlurmTree,
+    UsageResetPeriod,
+    next_usage_reset,
+)
+from trees.engine.fairtree import decay_factor as slurm_decay_factor
 from trees.engine.formula import FormulaValueError, parse_formula
-from trees.engine.pbs import TREEROOT, UNKNOWN, GroupDef, PbsTree, UsageRecord, compute
+from trees.engine.pbs import TREEROOT, UNKNOWN, PbsTree, UsageRecord, compute
+from trees.engine.slurm_pass import SlurmPass, billable_tres, run_usage, slurm_pass
 from trees.formats.pbsfs import UsageDatabase
 from trees.formats.rejected import RejectedLine
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler
-from trees.selectors import epoch_seconds, epoch_time, pbs_state_get
+from trees.selectors import (
+    epoch_seconds,
+    epoch_time,
+    pbs_state_get,
+    slurm_keys_get,
+    slurm_state_get,
+)
 from trees.services import (
     cluster_get_or_create,
     pbs_database_store,
     pbs_entities_add,
     pbs_groups_add,
     slurm_associations_add,
+    slurm_numbers,
+    slurm_usage_store,
 )
 
 Progress = Callable[[int], object]  # bytes of the current file consumed since the last call
@@ -422,15 +438,18 @@ def _stored_runs(cluster_id: int, job_ids: list[str]) -> dict[str, dict[int, tup
 
 
 def jobs_usage_recompute(*, cluster: Cluster) -> int:
-    """Price every stored run again with the cluster's current `fairshare_usage_res`."""
+    """Price every stored run again with the cluster's current `fairshare_usage_res` (Slurm:
+    billable TRES × elapsed, which does not change)."""
     formula = parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)
+    slurm = cluster.scheduler == Scheduler.SLURM
     changed = []
     with transaction.atomic():
         for job in Job.objects.filter(cluster=cluster).iterator(chunk_size=5000):
             if job.state == JobState.RUNNING:
                 continue
             try:
-                usage = max(formula.evaluate(job_resources(job)), 0.0)
+                resources = job_resources(job)
+                usage = run_usage(resources) if slurm else max(formula.evaluate(resources), 0.0)
             except FormulaValueError:
                 usage = 0.0  # the line was taken under a formula that could price it
             if usage != job.usage:
@@ -485,6 +504,20 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> Cycle | None:
                 f" {last_at.isoformat()}; a cycle cannot go back in time"
             )
         _check_cycle_policy(cluster)
+        if cluster.scheduler == Scheduler.SLURM:
+            done = _slurm_cycle(cluster, now, last_at)
+            _accruals_save(done.changed.values())
+            _history_write(cluster, now)
+            return Cycle.objects.create(
+                cluster=cluster,
+                at=now,
+                jobs_accrued=len(done.changed),
+                usage_added=done.added,
+                decays_applied=int(done.decayed),
+                usage_reset=done.reset,
+                duration=time.perf_counter() - clock,
+                started_at=started,
+            )
         state = pbs_state_get(cluster=cluster)
         accrual = Accrual(parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES))
         records, last_decay, decays = cycle_usage(
@@ -502,7 +535,7 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> Cycle | None:
             records=tuple(UsageRecord(name, usage) for name, usage in records.items()),
         )
         pbs_database_store(cluster=cluster, groups=state.groups, database=database, reason="cycle")
-        _accruals_save(accrual)
+        _accruals_save(accrual.changed.values())
         _history_write(cluster, now)
         return Cycle.objects.create(
             cluster=cluster,
@@ -526,17 +559,21 @@ def _decay_policy(cluster: Cluster) -> dict[str, Any]:
 
 
 def _check_cycle_policy(cluster: Cluster) -> None:
-    if cluster.scheduler != Scheduler.PBS:
+    if cluster.scheduler not in (Scheduler.PBS, Scheduler.SLURM):
         raise CycleRefused(
-            f"cluster {cluster.name}: cycles run for PBS clusters; this one is {cluster.scheduler}"
+            f"cluster {cluster.name}: cycles run for PBS and Slurm clusters;"
+            f" this one is {cluster.scheduler}"
         )
-    if cluster.decay_interval.total_seconds() < 1:
+    slurm = cluster.scheduler == Scheduler.SLURM
+    if not slurm and cluster.decay_interval.total_seconds() < 1:
         raise CycleRefused(f"cluster {cluster.name}: decay_interval must be at least 1 s")
     if not Node.objects.filter(cluster=cluster, origin=NodeOrigin.DEFINED).exists():
-        raise CycleRefused(
-            f"cluster {cluster.name} has no tree: import its resource_group first"
-            " (manage.py import_resource_group FILE --cluster NAME)"
+        how = (
+            "its associations first (manage.py import_sshare FILE --cluster NAME)"
+            if slurm
+            else "its resource_group first (manage.py import_resource_group FILE --cluster NAME)"
         )
+        raise CycleRefused(f"cluster {cluster.name} has no tree: import {how}")
 
 
 def _accruing(cluster: Cluster, now: datetime) -> list[Run]:
@@ -561,15 +598,53 @@ def _run(job: Job) -> Run:
         accrued=job.accrued,
         ncpus=job.ncpus,
         resources=job_resources(job) if running else None,
+        billable=billable_tres(job.billing, job.ncpus),
     )
 
 
-def _accruals_save(accrual: Accrual) -> None:
-    rows_update(Job, ["accrued"], [(run.key, run.accrued) for run in accrual.changed.values()])
+def _accruals_save(runs: Iterable[Run]) -> None:
+    rows_update(Job, ["accrued"], [(run.key, run.accrued) for run in runs])
+
+
+def _slurm_cycle(cluster: Cluster, now: datetime, last_at: datetime | None) -> SlurmPass:
+    """slurmctld's pass at `now` on the stored associations, stored with its metrics."""
+    state = slurm_state_get(cluster=cluster)
+    done = slurm_pass(
+        state.tree,
+        _accruing(cluster, now),
+        now=epoch_seconds(now),
+        last_ran=None if last_at is None else epoch_seconds(last_at),
+        association=_association_finder(state.tree),
+        **_slurm_policy(cluster, now, last_at),
+    )
+    slurm_usage_store(cluster=cluster, state=state, reason="cycle")
+    return done
+
+
+def _slurm_policy(cluster: Cluster, now: datetime, last_at: datetime | None) -> dict[str, Any]:
+    """slurm_pass's arguments of the cluster's usage policy for the pass at `now`."""
+    period = UsageResetPeriod(cluster.priority_usage_reset_period)
+    reset_at = None if last_at is None else next_usage_reset(timezone.localtime(last_at), period)
+    return {
+        "factor": slurm_decay_factor(cluster.priority_decay_half_life),
+        "reset": reset_at is not None and reset_at <= now,
+        "charge_job_end": cluster.charge_job_end,
+    }
+
+
+def _association_finder(tree: SlurmTree) -> Callable[[str], int | None]:
+    """The association a run's `account:user` entity is charged to, None if there is none."""
+
+    def association(entity: str) -> int | None:
+        account, _, user = entity.partition(":")
+        return tree.find(account or ROOT_ACCOUNT, user)
+
+    return association
 
 
 _HISTORY_COLUMNS = (
-    "node_id", "at", "usage", "fairshare_perc", "fairshare_tree_usage", "fairshare_factor"
+    "node_id", "at", "usage", "fairshare_perc", "fairshare_tree_usage", "fairshare_factor",
+    "level_fs", "fairshare_rank",
 )  # fmt: skip
 # The roll-up: every cycle for a day, the last of each hour for a week, the last of each day.
 HISTORY_EVERY_CYCLE = timedelta(days=1)
@@ -637,15 +712,16 @@ def replay(
     cluster: Cluster,
     start: datetime | None = None,
     until: datetime | None = None,
-    step: timedelta = timedelta(minutes=10),
+    step: timedelta | None = None,
     progress: ReplayProgress | None = None,
 ) -> ReplayResult:
-    """The cluster's cycles every `step` from `start` to `until` in simulated time, from no
-    usage: the usage, metrics, history (as the roll-up leaves it at `until`) and cycle ledger a
-    deployment running since `start` would have stored. The cycles are those of cycle_run, on
-    runs kept in memory; only the kept history is computed. Replaces the cluster's cycles.
+    """The cluster's cycles every `step` (default: its cycle period) from `start` to `until`
+    in simulated time, from no usage: the usage, metrics, history (as the roll-up leaves it at
+    `until`) and cycle ledger a deployment running since `start` would have stored. The cycles
+    are those of cycle_run, on runs kept in memory; only the kept history is computed.
+    Replaces the cluster's cycles.
     """
-    seconds = int(step.total_seconds())
+    seconds = int((cycle_period(cluster) if step is None else step).total_seconds())
     if seconds < 1:
         raise CycleRefused(f"the replay step must be at least 1 s, not {step}")
     with transaction.atomic():
@@ -657,14 +733,16 @@ def replay(
         instants = range(first, last + 1, seconds)
         if len(instants) > MAX_REPLAY_CYCLES:
             raise CycleRefused(
-                f"{len(instants):,} cycles of {step} is more than a replay does"
-                f" ({MAX_REPLAY_CYCLES:,}): give a longer --step or a shorter span"
+                f"{len(instants):,} cycles of {timedelta(seconds=seconds)} is more than a replay"
+                f" does ({MAX_REPLAY_CYCLES:,}): give a longer --step or a shorter span"
             )
         NodeHistory.objects.filter(node__cluster=cluster).delete()
         Cycle.objects.filter(cluster=cluster).delete()
-        groups = pbs_state_get(cluster=cluster).groups
-        simulation = _Simulation(
-            cluster, groups, runs, kept_instants(instants, last, *_HISTORY_WINDOWS)
+        kept = kept_instants(instants, last, *_HISTORY_WINDOWS)
+        simulation: _Simulation = (
+            _SlurmSimulation(cluster, runs, kept)
+            if cluster.scheduler == Scheduler.SLURM
+            else _PbsSimulation(cluster, runs, kept)
         )
         for done, moment in enumerate(instants, 1):
             simulation.cycle(moment)
@@ -694,23 +772,17 @@ def _replay_span(
 
 
 class _Simulation:
-    """Cycles in memory: cycle_run's accrual and decays, the history kept, the ledger."""
+    """Cycles in memory, on runs that start with nothing accrued: the history kept and the
+    ledger; a scheduler's simulation adds its usage and what a cycle does to it."""
 
-    def __init__(
-        self, cluster: Cluster, groups: Sequence[GroupDef], runs: list[Run], kept: set[int]
-    ) -> None:
-        self.formula = parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)
-        self.policy = _decay_policy(cluster)
-        self.groups, self.defined = groups, {group.name for group in groups}
+    def __init__(self, runs: list[Run], kept: set[int]) -> None:
         for run in runs:
             run.accrued = 0.0
         self.runs = runs
         self.pending = 0  # runs[pending:] have not started yet
         self.active: list[Run] = []
         self.kept = kept
-        self.records: dict[str, float] = {}
-        self.last_decay = 0
-        self.history: dict[str, list[tuple[Any, ...]]] = {}
+        self.history: dict[Hashable, list[tuple[Any, ...]]] = {}  # by node key
         self.cycles: list[Cycle] = []
         self.decays = 0
         self.added = 0.0
@@ -722,72 +794,36 @@ class _Simulation:
             if run.end is None or run.accrued != run.usage:
                 self.active.append(run)
             self.pending += 1
-        accrual = Accrual(self.formula)
-        self.records, self.last_decay, decays = cycle_usage(
-            accrual,
-            self.active,
-            self.records,
-            now=moment,
-            last_decay=self.last_decay,
-            groups=self.groups,
-            **self.policy,
-        )
+        cycle = self.usage_cycle(moment)
         self.active = [run for run in self.active if run.end is None or run.accrued != run.usage]
-        if decays:
-            self._forget_removed()
         if moment in self.kept:
-            self._remember(moment)
-        self.cycles.append(
-            Cycle(
-                at=epoch_time(moment),
-                jobs_accrued=len(accrual.changed),
-                usage_added=accrual.added,
-                decays_applied=len(decays),
-                decay_times=[epoch_time(instant).isoformat() for instant in decays],
-                history_kept=moment in self.kept,
-                duration=time.perf_counter() - clock,
-            )
-        )
-        self.decays += len(decays)
-        self.added += accrual.added
+            at = epoch_time(moment)
+            for key, values in self.numbers():
+                self.history.setdefault(key, []).append((at, *values))
+        cycle.at, cycle.history_kept = epoch_time(moment), moment in self.kept
+        cycle.duration = time.perf_counter() - clock
+        self.cycles.append(cycle)
+        self.decays += cycle.decays_applied
+        self.added += cycle.usage_added
 
-    def _remember(self, moment: int) -> None:
-        pbs = PbsTree.build(
-            self.groups,
-            [UsageRecord(name, usage) for name, usage in self.records.items()],
-            unknown_shares=self.policy["unknown_shares"],
-        )
-        metrics = compute(pbs)
-        at = epoch_time(moment)
-        for index in pbs.preorder():
-            self.history.setdefault(pbs.name(index), []).append(
-                (
-                    at,
-                    float(metrics.usage[index]),
-                    float(metrics.fairshare_perc[index]),
-                    float(metrics.fairshare_tree_usage[index]),
-                    metrics.fairshare_factor(index),
-                )
-            )
+    def usage_cycle(self, moment: int) -> Cycle:
+        """What the cycle at `moment` does to the usage, as its ledger row."""
+        raise NotImplementedError
 
-    def _forget_removed(self) -> None:
-        """An entity the tree only knew from its usage leaves with it, and its history too."""
-        for name in [name for name in self.history if name not in self.defined]:
-            if name not in self.records and name not in (TREEROOT, UNKNOWN):
-                del self.history[name]
+    def numbers(self) -> Iterator[tuple[Hashable, tuple[Any, ...]]]:
+        """Each node's key and its history values (_HISTORY_COLUMNS after node and time)."""
+        raise NotImplementedError
+
+    def store_usage(self, cluster: Cluster) -> dict[Hashable, int]:
+        """Store the usage and metrics the last cycle left; the node id of each key."""
+        raise NotImplementedError
 
     def store(self, cluster: Cluster) -> ReplayResult:
-        database = UsageDatabase(
-            exists=True,
-            last_decay=self.last_decay,
-            records=tuple(UsageRecord(name, usage) for name, usage in self.records.items()),
-        )
-        pbs_database_store(cluster=cluster, groups=self.groups, database=database, reason="replay")
-        ids = dict(Node.objects.filter(cluster=cluster).values_list("name", "id"))
+        ids = self.store_usage(cluster)
         adapt = connection.ops.adapt_datetimefield_value
         rows = [
-            (ids[name], adapt(at), *values)
-            for name, points in self.history.items()
+            (ids[key], adapt(at), *values)
+            for key, points in self.history.items()
             for at, *values in points
         ]
         rows_insert(NodeHistory, _HISTORY_COLUMNS, rows)
@@ -806,3 +842,113 @@ class _Simulation:
             usage_added=self.added,
             history_rows=len(rows),
         )
+
+
+class _PbsSimulation(_Simulation):
+    """PBS cycles: cycle_run's accrual and decays on a usage database in memory."""
+
+    def __init__(self, cluster: Cluster, runs: list[Run], kept: set[int]) -> None:
+        super().__init__(runs, kept)
+        self.formula = parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)
+        self.policy = _decay_policy(cluster)
+        self.groups = pbs_state_get(cluster=cluster).groups
+        self.defined = {group.name for group in self.groups}
+        self.records: dict[str, float] = {}
+        self.last_decay = 0
+
+    def usage_cycle(self, moment: int) -> Cycle:
+        accrual = Accrual(self.formula)
+        self.records, self.last_decay, decays = cycle_usage(
+            accrual,
+            self.active,
+            self.records,
+            now=moment,
+            last_decay=self.last_decay,
+            groups=self.groups,
+            **self.policy,
+        )
+        if decays:
+            self._forget_removed()
+        return Cycle(
+            jobs_accrued=len(accrual.changed),
+            usage_added=accrual.added,
+            decays_applied=len(decays),
+            decay_times=[epoch_time(instant).isoformat() for instant in decays],
+        )
+
+    def numbers(self) -> Iterator[tuple[Hashable, tuple[Any, ...]]]:
+        pbs = PbsTree.build(
+            self.groups,
+            [UsageRecord(name, usage) for name, usage in self.records.items()],
+            unknown_shares=self.policy["unknown_shares"],
+        )
+        metrics = compute(pbs)
+        for index in pbs.preorder():
+            yield (
+                pbs.name(index),
+                (
+                    float(metrics.usage[index]),
+                    float(metrics.fairshare_perc[index]),
+                    float(metrics.fairshare_tree_usage[index]),
+                    metrics.fairshare_factor(index),
+                    None,
+                    None,
+                ),
+            )
+
+    def _forget_removed(self) -> None:
+        """An entity the tree only knew from its usage leaves with it, and its history too."""
+        for name in [name for name in self.history if name not in self.defined]:
+            if name not in self.records and name not in (TREEROOT, UNKNOWN):
+                del self.history[name]
+
+    def store_usage(self, cluster: Cluster) -> dict[Hashable, int]:
+        database = UsageDatabase(
+            exists=True,
+            last_decay=self.last_decay,
+            records=tuple(UsageRecord(name, usage) for name, usage in self.records.items()),
+        )
+        pbs_database_store(cluster=cluster, groups=self.groups, database=database, reason="replay")
+        return dict(Node.objects.filter(cluster=cluster).values_list("name", "id"))
+
+
+class _SlurmSimulation(_Simulation):
+    """Slurm passes (slurm_pass) on the cluster's associations, their usage from zero."""
+
+    def __init__(self, cluster: Cluster, runs: list[Run], kept: set[int]) -> None:
+        super().__init__(runs, kept)
+        self.cluster = cluster
+        self.state = slurm_state_get(cluster=cluster)
+        self.tree = self.state.tree
+        self.tree.tree.usage = [0.0] * len(self.tree)
+        self.association = _association_finder(self.tree)
+        self.last_ran: int | None = None
+
+    def usage_cycle(self, moment: int) -> Cycle:
+        last_at = None if self.last_ran is None else epoch_time(self.last_ran)
+        done = slurm_pass(
+            self.tree,
+            self.active,
+            now=moment,
+            last_ran=self.last_ran,
+            association=self.association,
+            **_slurm_policy(self.cluster, epoch_time(moment), last_at),
+        )
+        self.last_ran = moment
+        return Cycle(
+            jobs_accrued=len(done.changed),
+            usage_added=done.added,
+            decays_applied=int(done.decayed),
+            usage_reset=done.reset,
+        )
+
+    def numbers(self) -> Iterator[tuple[Hashable, tuple[Any, ...]]]:
+        for index, values in enumerate(slurm_numbers(self.cluster, self.tree)):
+            yield (
+                self.tree.key(index),
+                tuple(values[column] for column in _HISTORY_COLUMNS[2:]),
+            )
+
+    def store_usage(self, cluster: Cluster) -> dict[Hashable, int]:
+        slurm_usage_store(cluster=cluster, state=self.state, reason="replay")
+        return {key: node for node, key in slurm_keys_get(cluster=cluster).items()}

@@ -83,6 +83,11 @@ class Cluster(models.Model):
     priority_usage_reset_period = models.CharField(
         max_length=16, choices=USAGE_RESET_PERIODS, default=UsageResetPeriod.NONE.value
     )
+    charge_job_end = models.BooleanField(
+        default=True,
+        help_text="Slurm AccountingStorageEnforce has `limits`: a job's last part, after the"
+        " last pass before its end, is charged when it ends (without it, never).",
+    )
     slurm_tres = models.CharField(
         max_length=500,
         default=DEFAULT_SLURM_TRES,

@@ -185,6 +185,18 @@ def slurm_state_get(*, cluster: Cluster) -> SlurmState:
     )
 
 
+def slurm_keys_get(*, cluster: Cluster) -> dict[int, tuple[str, str | None]]:
+    """Each node's association key: (account, None) for an account, (account, user)."""
+    rows = list(Node.objects.filter(cluster=cluster).values_list("id", "parent_id", "name", "kind"))
+    names = {pk: name for pk, _, name, _ in rows}
+    return {
+        pk: (names.get(parent, "") if parent is not None else "", name)
+        if kind == NodeKind.USER
+        else (name, None)
+        for pk, parent, name, kind in rows
+    }
+
+
 def sshare_get(
     *,
     cluster: Cluster,

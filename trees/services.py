@@ -44,7 +44,13 @@ from trees.formats.pbsfs import PbsfsResult, UsageDatabase, run_pbsfs
 from trees.formats.sched_config import FairshareConfig
 from trees.formats.usage_file import RejectedRecord, UsageFile, screen_records
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler, ShareChange
-from trees.selectors import epoch_seconds, from_epoch_seconds, pbs_state_get, slurm_state_get
+from trees.selectors import (
+    SlurmState,
+    epoch_seconds,
+    from_epoch_seconds,
+    pbs_state_get,
+    slurm_state_get,
+)
 
 _METRIC_FIELDS = (
     "usage",
@@ -557,10 +563,53 @@ def slurm_associations_add(
     return [f"{a.account}:{a.user}" if a.user is not None else a.account for a in new]
 
 
+def slurm_usage_store(*, cluster: Cluster, state: SlurmState, reason: str) -> None:
+    """Store the associations' raw usage as a pass left it, and every metric after it."""
+    _slurm_store(
+        cluster,
+        state.tree,
+        grp_tres_mins=state.grp_tres_mins,
+        tres_run_mins=state.tres_run_mins,
+        reason=reason,
+    )
+
+
 def _slurm_kind(tree: SlurmTree, node: int) -> str:
     if tree.is_user[node]:
         return NodeKind.USER
     return NodeKind.ORGANIZATION if tree.tree.depth[node] <= 1 else NodeKind.PROJECT
+
+
+def slurm_numbers(cluster: Cluster, tree: SlurmTree) -> list[dict[str, Any]]:
+    """The numbers slurmctld holds for each association after a pass, as nodes store them
+    (index = tree node): usage, target share, FairShare, sshare's columns, Level FS, rank."""
+    metrics = fair_tree_compute(
+        tree, Algorithm(cluster.fairshare_algorithm), dampening=cluster.fairshare_dampening_factor
+    )
+    target, within = target_share(tree, metrics), level_share(tree, metrics)
+    fair_tree = metrics.algorithm == Algorithm.FAIR_TREE
+    numbers = []
+    for index in range(len(tree)):
+        lfs = float(metrics.level_fs[index])
+        ranked = fair_tree and tree.is_user[index]
+        factor = float(metrics.fairshare[index]) if ranked or not fair_tree else 0.0
+        numbers.append(
+            {
+                "usage": float(tree.tree.usage[index]),
+                "group_perc": float(within[index]),
+                "fairshare_perc": float(target[index]),
+                "fairshare_tree_usage": 0.0,
+                "usage_perc": -1.0,
+                "fairshare_factor": factor,
+                "norm_shares": float(metrics.norm_shares[index]),
+                "norm_usage": None if index == ROOT else float(metrics.norm_usage[index]),
+                "effectv_usage": float(metrics.effectv_usage[index]),
+                "level_fs": None if not fair_tree or lfs == NO_VAL else lfs,
+                "fairshare_rank": int(metrics.rank[index]) if ranked else None,
+                "fairshare_rank_of": metrics.user_count if ranked else None,
+            }
+        )
+    return numbers
 
 
 def _slurm_store(
@@ -573,11 +622,7 @@ def _slurm_store(
     user: User | None = None,
 ) -> SlurmImport:
     """Make the cluster's nodes the tree's associations, with every metric slurmctld holds."""
-    metrics = fair_tree_compute(
-        tree, Algorithm(cluster.fairshare_algorithm), dampening=cluster.fairshare_dampening_factor
-    )
-    target, within = target_share(tree, metrics), level_share(tree, metrics)
-    fair_tree = metrics.algorithm == Algorithm.FAIR_TREE
+    numbers = slurm_numbers(cluster, tree)
     rows = Node.objects.filter(cluster=cluster)
     names = {row.pk: row.name for row in rows}
     existing: dict[tuple[str, str | None], Node] = {}
@@ -594,9 +639,6 @@ def _slurm_store(
     now = timezone.now()
     for position, index in enumerate(tree.tree.preorder()):
         shares = tree.tree.shares[index]
-        is_user = tree.is_user[index]
-        lfs = float(metrics.level_fs[index])
-        ranked = fair_tree and is_user
         values = {
             "parent": by_index.get(tree.tree.parent[index]),
             "kind": _slurm_kind(tree, index),
@@ -607,18 +649,7 @@ def _slurm_store(
             "cgroup_id": None,
             "usage_record": None,
             "usage_record_seq": None,
-            "usage": float(tree.tree.usage[index]),
-            "group_perc": float(within[index]),
-            "fairshare_perc": float(target[index]),
-            "fairshare_tree_usage": 0.0,
-            "usage_perc": -1.0,
-            "fairshare_factor": float(metrics.fairshare[index]) if ranked or not fair_tree else 0.0,
-            "norm_shares": float(metrics.norm_shares[index]),
-            "norm_usage": None if index == ROOT else float(metrics.norm_usage[index]),
-            "effectv_usage": float(metrics.effectv_usage[index]),
-            "level_fs": None if not fair_tree or lfs == NO_VAL else lfs,
-            "fairshare_rank": int(metrics.rank[index]) if ranked else None,
-            "fairshare_rank_of": metrics.user_count if ranked else None,
+            **numbers[index],
             "grp_tres_mins": grp_tres_mins.get(tree.key(index), ""),
             "tres_run_mins": tres_run_mins.get(tree.key(index), ""),
         }
@@ -659,7 +690,7 @@ def _slurm_store(
     cluster.metrics_updated_at = now
     cluster.save(update_fields=["metrics_updated_at"])
     return SlurmImport(
-        algorithm=metrics.algorithm,
+        algorithm=Algorithm(cluster.fairshare_algorithm),
         associations=len(tree) - 1,
         created=sum(len(level) for level in to_create),
         updated=len(to_update),

@@ -313,4 +313,8 @@ def test_sacct_jobs_of_missing_associations_are_listed_then_created(tmp_path: Pa
     assert made.created_nodes == ["physics", "physics:dan"]
     job = jobs("alpha")[("13", 1)]
     assert (job.entity, tree_path(job.node)) == ("physics:dan", "root/physics/dan")
-    assert (job.usage, job.billing, job.memory) == (16 * 3600, 32.0, 64000 * 2**20)
+    assert (job.usage, job.billing, job.memory) == (
+        32 * 3600,
+        32.0,
+        64000 * 2**20,
+    )  # billing TRES × elapsed

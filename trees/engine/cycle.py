@@ -85,6 +85,7 @@ class Run:
     accrued: float  # what the cycles have added for it so far
     ncpus: int = 0
     resources: dict[str, float] | None = None  # what the formula prices a running run on
+    billable: float = 0.0  # Slurm: the billable TRES a pass charges per second
 
 
 class Accrual:

@@ -27,14 +27,16 @@ class Command(FairshareCommand):
             "--until", help="last cycle (ISO 8601; default: after the last job end)"
         )
         parser.add_argument(
-            "--step", default="10m", help="time between cycles: 30s, 10m, 1h, 1d (default 10m)"
+            "--step",
+            help="time between cycles: 30s, 10m, 1h, 1d (default: the cluster's cycle period,"
+            " PBS scheduler_iteration or Slurm PriorityCalcPeriod)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
         cluster = self.existing_cluster(options["cluster"])
         start = self.moment("--from", options["start"])
         until = self.moment("--until", options["until"])
-        step = self._step(options["step"])
+        step = None if options["step"] is None else self._step(options["step"])
         bar: tqdm[Any] | None = None
         reported = -1
 

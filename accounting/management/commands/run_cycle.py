@@ -25,7 +25,9 @@ class Command(FairshareCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--cluster", metavar="NAME", help="this cluster only (default: every PBS cluster)"
+            "--cluster",
+            metavar="NAME",
+            help="this cluster only (default: every PBS or Slurm cluster due)",
         )
         parser.add_argument(
             "--now", help="the cycle's time (ISO 8601; default: the clock; not with --loop)"
@@ -44,7 +46,7 @@ class Command(FairshareCommand):
         now = self.moment("--now", options["now"]) or timezone.now()
         clusters = [only] if only is not None else [cluster for cluster, _ in clusters_due(now)]
         if not clusters and only is None:
-            self.stdout.write("no PBS cluster with a tree is due for a cycle")
+            self.stdout.write("no PBS or Slurm cluster with a tree is due for a cycle")
         refused = [cluster for cluster in clusters if not self._cycle(cluster, now)]
         if refused:
             raise SystemExit(1)

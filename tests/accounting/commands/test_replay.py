@@ -45,3 +45,21 @@ def test_bad_options_are_refused(run: Run) -> None:
     backwards = run("replay", "--cluster", "site", "--from", "2026-03-02", "--until", "2026-03-01")
     assert backwards.status == 1
     assert "is before --from" in backwards.err
+
+
+def test_a_slurm_cluster_is_replayed_pass_by_pass(tmp_path: Path, run: Run) -> None:
+    from tests.accounting.test_services import SACCT
+
+    dump = write_file(tmp_path, "dump.log", SACCT.splitlines()[0] + "\n")  # dan: billing=32, 1 h
+    ingested = run("ingest_sacct", dump, "--cluster", "alpha", "--create-nodes")
+    assert ingested.status == 0, ingested.err
+    ran = run("replay", "--cluster", "alpha", "--until", "2026-03-01T09:05:00Z")
+    assert ran.status == 0, ran.err
+    # Passes every PriorityCalcPeriod (5 minutes) from the start's slot, 08:00; the run (08:00:10
+    # to 09:00:10) is charged 3,600 s × 32 billable TRES in all, decayed pass by pass.
+    assert ran.out.startswith(
+        "alpha: replayed 14 cycles from 2026-03-01T08:00:00+00:00 to 2026-03-01T09:05:00+00:00:"
+        " 1 runs accrued,"
+    )
+    dan = Node.objects.get(cluster__name="alpha", name="dan")
+    assert 0.99 * 32 * 3600 < dan.usage < 32 * 3600  # a week's half-life: under 1 % decayed

@@ -61,7 +61,7 @@ def test_bad_options_are_refused(run: Run) -> None:
     bad_time = run("run_cycle", "--now", "yesterday")
     assert bad_time.status == 1
     assert "--now yesterday: not an ISO 8601 date or time" in bad_time.err
-    assert run("run_cycle").out.strip() == "no PBS cluster with a tree is due for a cycle"
+    assert run("run_cycle").out.strip() == "no PBS or Slurm cluster with a tree is due for a cycle"
 
 
 def test_a_cluster_without_a_tree_is_refused(run: Run, tmp_path: Path) -> None:
