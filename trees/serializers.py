@@ -34,6 +34,7 @@ def _slurm_policy(cluster: Cluster) -> dict[str, Any]:
         "priority_decay_half_life": cluster.priority_decay_half_life.total_seconds(),
         "priority_calc_period": cluster.priority_calc_period.total_seconds(),
         "priority_usage_reset_period": cluster.priority_usage_reset_period,
+        "charge_job_end": cluster.charge_job_end,
     }
 
 
