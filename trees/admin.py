@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from trees.models import Cluster, Node, ShareChange
+from trees.models import Cluster, Membership, Node, Person, ShareChange
 
 
 @admin.register(Cluster)
@@ -40,3 +40,21 @@ class ShareChangeAdmin(admin.ModelAdmin[ShareChange]):
 
     def has_change_permission(self, request: object, obj: object = None) -> bool:
         return False
+
+
+@admin.register(Person)
+class PersonAdmin(admin.ModelAdmin[Person]):
+    list_display = ["user", "scheduler_user"]
+    search_fields = ["user__username", "scheduler_user"]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin[Membership]):
+    list_display = ["user", "role", "node", "cluster"]
+    list_filter = ["role", "node__cluster"]
+    search_fields = ["user__username", "node__name"]
+    raw_id_fields = ["node"]
+
+    @admin.display(ordering="node__cluster__name")
+    def cluster(self, membership: Membership) -> str:
+        return membership.node.cluster.name

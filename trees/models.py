@@ -66,6 +66,11 @@ class Cluster(models.Model):
         blank=True, help_text="What PBS prints about the imported resource_group on each run."
     )
     metrics_updated_at = models.DateTimeField(null=True, blank=True)
+    private_usage = models.BooleanField(
+        default=False,
+        help_text="Like Slurm's PrivateData=usage: members see only their own path and its"
+        " siblings' totals; off, any logged-in person reads the whole tree.",
+    )
 
     fairshare_algorithm = models.CharField(
         max_length=16, choices=FAIRSHARE_ALGORITHMS, default=Algorithm.FAIR_TREE.value
@@ -289,3 +294,44 @@ class ShareChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.node_name}: {self.old_shares} -> {self.new_shares}"
+
+
+class Person(models.Model):
+    """Who a dashboard login is to the schedulers: the user name their jobs run under, which
+    links them to every leaf of that name ("my standing in every account")."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="person"
+    )
+    scheduler_user = models.CharField(
+        max_length=255, blank=True, db_index=True, help_text="Empty: the login name."
+    )
+
+    def __str__(self) -> str:
+        return f"{self.user} as {self.scheduler_user or self.user}"
+
+
+class Role(models.TextChoices):
+    MEMBER = "member", "member: reads the subtree"
+    MANAGER = "manager", "manager: reads the subtree, its trends and its members' standing"
+
+
+class Membership(models.Model):
+    """A person's place in a tree: member or manager of a node (a project, an organization).
+    Admins are Django staff and need none."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+
+    class Meta:
+        ordering = ["user", "node"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "node"], name="membership_once_per_node"),
+            models.CheckConstraint(condition=Q(role__in=Role.values), name="membership_role_known"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.role} of {self.node}"
