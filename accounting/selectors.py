@@ -148,6 +148,7 @@ class HistoryEvent:
     at: datetime
     kind: str  # "decay" or "shares"
     text: str
+    node_name: str = ""  # the node whose shares changed
 
 
 def history_events_get(
@@ -177,7 +178,7 @@ def history_events_get(
         before = "added" if change.old_shares is None else f"{change.old_shares} shares"
         after = "removed" if change.new_shares is None else f"{change.new_shares} shares"
         text = f"{change.node_name}: {before} → {after} ({change.reason})"
-        events.append(HistoryEvent(change.changed_at, "shares", text))
+        events.append(HistoryEvent(change.changed_at, "shares", text, change.node_name))
     return sorted(events, key=lambda event: event.at)
 
 
@@ -195,3 +196,15 @@ def _decay_events(
         for at in map(datetime.fromisoformat, times)
         if (since is None or at >= since) and (until is None or at < until)
     ]
+
+
+RECENT_JOBS = 20
+
+
+def recent_jobs_get(*, node: Node, limit: int = RECENT_JOBS) -> list[Job]:
+    """The runs last charged to a leaf, newest first (running ones first of all); none for a
+    group, whose runs are its leaves'."""
+    if node.children.exists():
+        return []
+    jobs = Job.objects.filter(cluster_id=node.cluster_id, node=node)
+    return list(jobs.order_by(F("end").desc(nulls_first=True), "-start")[:limit])

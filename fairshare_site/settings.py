@@ -5,6 +5,7 @@ in-process. `DATABASE_URL` switches to PostgreSQL and `CELERY_BROKER_URL` to a r
 `DEBUG=0` (production) `SECRET_KEY` must be given and the secure settings below apply.
 """
 
+import importlib.util
 from pathlib import Path
 
 import django_stubs_ext
@@ -39,6 +40,10 @@ INSTALLED_APPS = [
     "accounting",
 ]
 
+# Behind a site's SSO the web server authenticates and passes REMOTE_USER; logins are made
+# on first sight, with the SSO name as their scheduler user name.
+REMOTE_USER_LOGIN = env.bool("REMOTE_USER_LOGIN", default=False)
+
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -46,6 +51,13 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    *(
+        ["django.contrib.auth.middleware.PersistentRemoteUserMiddleware"]
+        if REMOTE_USER_LOGIN
+        else []
+    ),
+    # Anonymous people see the login page and nothing else.
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -87,6 +99,14 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+AUTHENTICATION_BACKENDS = [
+    *(["django.contrib.auth.backends.RemoteUserBackend"] if REMOTE_USER_LOGIN else []),
+    "django.contrib.auth.backends.ModelBackend",
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env.str("TIME_ZONE", default="UTC")
 USE_I18N = True
@@ -94,7 +114,14 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
-STATICFILES_DIRS = [BASE_DIR / "static"]
+# Plotly.js from the plotly package's own bundle: HPC sites are often offline, no CDN.
+_PLOTLY = importlib.util.find_spec("plotly")
+if _PLOTLY is None:
+    raise ImproperlyConfigured("the plotly package is missing: pip install -r requirements.txt")
+STATICFILES_DIRS = [
+    BASE_DIR / "static",
+    ("plotly", Path(str(_PLOTLY.origin)).resolve().parent / "package_data"),
+]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from django.db.models import Count
+
 from trees.engine.fairtree import (
     NO_VAL,
     USE_PARENT,
@@ -105,6 +107,14 @@ def tree_get(*, cluster: Cluster) -> list[TreeNode]:
     then accounts, each by name.
     """
     nodes = list(Node.objects.filter(cluster=cluster))
+    return _in_tree_order(cluster, nodes, [n for n in nodes if n.parent_id is None], 0, "")
+
+
+def _in_tree_order(
+    cluster: Cluster, nodes: list[Node], tops: list[Node], depth: int, account: str
+) -> list[TreeNode]:
+    """`tops` and their descendants among `nodes`, each before its children, siblings in the
+    scheduler's order (tree_get's)."""
     children: dict[int | None, list[Node]] = {}
     for node in nodes:
         children.setdefault(node.parent_id, []).append(node)
@@ -114,15 +124,80 @@ def tree_get(*, cluster: Cluster) -> list[TreeNode]:
             key=lambda n: (n.origin == NodeOrigin.USAGE, n.position, n.id), reverse=newest_first
         )
     ordered: list[TreeNode] = []
-    stack = [(root, 0, root.name) for root in reversed(children.get(None, []))]
+    stack = [(top, depth, account if top.kind == NodeKind.USER else top.name) for top in tops]
+    stack.reverse()
     while stack:
-        node, depth, account = stack.pop()
-        ordered.append(TreeNode(node, depth, account))
+        node, level, above = stack.pop()
+        ordered.append(TreeNode(node, level, above))
         stack.extend(
-            (kid, depth + 1, node.name if kid.kind == NodeKind.USER else kid.name)
+            (kid, level + 1, node.name if kid.kind == NodeKind.USER else kid.name)
             for kid in reversed(children.get(node.id, []))
         )
     return ordered
+
+
+def node_path_get(*, node: Node) -> list[Node]:
+    """The nodes from the root down to `node`, both included (one query a level)."""
+    path = [node]
+    while path[-1].parent_id is not None:
+        path.append(Node.objects.get(pk=path[-1].parent_id))
+    path.reverse()
+    return path
+
+
+@dataclass(frozen=True)
+class Subtree:
+    nodes: list[TreeNode]  # the top, then its descendants in tree order
+    children: dict[int, int]  # how many children each node has (loaded or not)
+
+
+def _with_child_counts(cluster: Cluster, nodes: list[Node], top: Node) -> Subtree:
+    path = node_path_get(node=top)
+    account = path[-2].name if len(path) > 1 else ""
+    counts = dict(
+        Node.objects.filter(parent_id__in=[node.pk for node in nodes])
+        .values("parent_id")
+        .annotate(count=Count("id"))
+        .values_list("parent_id", "count")
+    )
+    ordered = _in_tree_order(cluster, nodes, [top], len(path) - 1, account)
+    return Subtree(ordered, {node.node.pk: counts.get(node.node.pk, 0) for node in ordered})
+
+
+MATCHES_SHOWN = 50
+
+
+def nodes_named_get(*, cluster: Cluster, text: str, limit: int = MATCHES_SHOWN) -> Subtree:
+    """The nodes whose name contains `text` (case aside; the first `limit` by name), with
+    every ancestor, from the root (one query a level)."""
+    matches = list(
+        Node.objects.filter(cluster=cluster, name__icontains=text).order_by("name", "id")[:limit]
+    )
+    found = {node.pk: node for node in matches}
+    frontier = {node.parent_id for node in matches} - {None} - found.keys()
+    while frontier:
+        parents = list(Node.objects.filter(pk__in=frontier))
+        found.update((node.pk, node) for node in parents)
+        frontier = {node.parent_id for node in parents} - {None} - found.keys()
+    roots = [node for node in found.values() if node.parent_id is None]
+    if not roots:
+        return Subtree([], {})
+    return _with_child_counts(cluster, list(found.values()), roots[0])
+
+
+def subtree_get(*, cluster: Cluster, top: Node | None = None, levels: int = 2) -> Subtree:
+    """A node (default: the root) and its descendants `levels` deep: what a tree view shows
+    before the person opens deeper nodes (one query a level)."""
+    if top is None:
+        top = Node.objects.get(cluster=cluster, parent__isnull=True)
+    nodes, frontier = [top], [top.pk]
+    for _ in range(levels):
+        kids = list(Node.objects.filter(cluster=cluster, parent_id__in=frontier))
+        if not kids:
+            break
+        nodes += kids
+        frontier = [kid.pk for kid in kids]
+    return _with_child_counts(cluster, nodes, top)
 
 
 def pbsfs_listing_get(*, cluster: Cluster) -> str:

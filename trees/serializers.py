@@ -38,7 +38,7 @@ def _slurm_policy(cluster: Cluster) -> dict[str, Any]:
     }
 
 
-def _number(value: float | None) -> float | str | None:
+def json_number(value: float | None) -> float | str | None:
     """A double for JSON, which has no infinity: `inf` is written as sshare prints it."""
     if value is None or math.isfinite(value):
         return value
@@ -70,7 +70,7 @@ def slurm_node_document(item: TreeNode, algorithm: str) -> dict[str, Any]:
         "usage_perc": None,
         "fairshare_tree_usage": None,
         "fairshare_factor": fairshare,
-        "level_fs": _number(node.level_fs),
+        "level_fs": json_number(node.level_fs),
         "fairshare_rank": (
             {"rank": node.fairshare_rank, "of": node.fairshare_rank_of} if ranked else None
         ),
@@ -85,7 +85,7 @@ def slurm_node_document(item: TreeNode, algorithm: str) -> dict[str, Any]:
             "norm_usage": node.norm_usage,
             "effectv_usage": node.effectv_usage,
             "fairshare": fairshare,
-            "level_fs": _number(node.level_fs),
+            "level_fs": json_number(node.level_fs),
         },
     }
 

@@ -1,10 +1,203 @@
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+"""The tree pages: translate requests into selector calls and templates, nothing more."""
 
-from trees.selectors import cluster_listing_get, clusters_list
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    JsonResponse,
+)
+from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+
+from accounting.selectors import history_events_get, node_history_get, recent_jobs_get
+from trees.access import access_get
+from trees.explanations import EXPLANATIONS
+from trees.models import Cluster, Node, Scheduler
+from trees.selectors import (
+    cluster_listing_get,
+    clusters_list,
+    node_path_get,
+    nodes_named_get,
+    subtree_get,
+)
+from trees.serializers import json_number, node_document, slurm_node_document
+
+HISTORY_RANGES = {"7d": timedelta(days=7), "30d": timedelta(days=30), "1y": timedelta(days=365)}
+MAX_LEVELS = 3
+MAX_NAME = 255
 
 
 def index(request: HttpRequest) -> HttpResponse:
-    """Every cluster with what its scheduler's tool prints for it (pbsfs -p, sshare -a -l)."""
-    clusters = [(cluster, cluster_listing_get(cluster=cluster)) for cluster in clusters_list()]
+    """Every cluster; with what its scheduler's tool prints for it (pbsfs -p, sshare -a -l)
+    for those who may read the whole tree."""
+    clusters = []
+    for cluster in clusters_list():
+        whole = access_get(user=request.user, cluster=cluster).whole_tree
+        clusters.append((cluster, cluster_listing_get(cluster=cluster) if whole else None))
     return render(request, "trees/index.html", {"clusters": clusters})
+
+
+def cluster_overview(request: HttpRequest, name: str) -> HttpResponse:
+    cluster = get_object_or_404(Cluster, name=name)
+    return render(
+        request,
+        "trees/cluster.html",
+        {
+            "cluster": cluster,
+            "slurm": cluster.scheduler == Scheduler.SLURM,
+            "explain": EXPLANATIONS,
+        },
+    )
+
+
+def tree_json(request: HttpRequest, name: str) -> HttpResponse:
+    """A node (`node`, default: the root) and its descendants `levels` deep (1 to 3, default
+    2), or the nodes whose name contains `q` with their ancestors; as far as the person may
+    see them, each with its number of children, to open on demand."""
+    cluster = get_object_or_404(Cluster, name=name)
+    access = access_get(user=request.user, cluster=cluster)
+    text = request.GET.get("q")
+    if text is not None:
+        if not text.strip() or len(text) > MAX_NAME:
+            return HttpResponseBadRequest(f"q must be 1 to {MAX_NAME} characters of a name")
+        subtree = nodes_named_get(cluster=cluster, text=text.strip())
+    else:
+        levels = _int_parameter(request, "levels", 2, 1, MAX_LEVELS)
+        top_id = _int_parameter(request, "node", 0, 0, None)
+        if isinstance(levels, HttpResponse):
+            return levels
+        if isinstance(top_id, HttpResponse):
+            return top_id
+        top = get_object_or_404(Node, pk=top_id, cluster=cluster) if top_id else None
+        subtree = subtree_get(cluster=cluster, top=top, levels=levels)
+        if not access.sees(_paths(subtree.nodes[0].node, [])[subtree.nodes[0].node.pk]):
+            raise Http404("no such node")
+    slurm = cluster.scheduler == Scheduler.SLURM
+    paths = (
+        _paths(subtree.nodes[0].node, [item.node for item in subtree.nodes])
+        if subtree.nodes
+        else {}
+    )
+    documents = []
+    for item in subtree.nodes:
+        path = paths[item.node.pk]
+        if not access.sees(path):
+            continue
+        document = (
+            slurm_node_document(item, cluster.fairshare_algorithm) if slurm else node_document(item)
+        )
+        opens = access.opens(path)
+        document["children"] = subtree.children[item.node.pk] if opens else 0
+        document["opens"] = opens
+        documents.append(document)
+    return JsonResponse({"cluster": cluster.name, "nodes": documents})
+
+
+def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
+    cluster = get_object_or_404(Cluster, name=name)
+    node = get_object_or_404(Node, pk=node_id, cluster=cluster)
+    path = node_path_get(node=node)
+    access = access_get(user=request.user, cluster=cluster)
+    ids = [step.pk for step in path]
+    if not access.opens(ids):
+        raise Http404("no such node")
+    children = list(node.children.order_by("-fairshare_perc", "name"))
+    rows = [
+        (child, access.opens([*ids, child.pk]))
+        for child in children
+        if access.sees([*ids, child.pk])
+    ]
+    return render(
+        request,
+        "trees/node.html",
+        {
+            "cluster": cluster,
+            "node": node,
+            "path": _path_rows(path, cluster.scheduler == Scheduler.SLURM),
+            "children": rows,
+            "jobs": recent_jobs_get(node=node) if access.reads(ids) else [],
+            "reads": access.reads(ids),
+            "slurm": cluster.scheduler == Scheduler.SLURM,
+            "ranges": [*HISTORY_RANGES, "all"],
+            "explain": EXPLANATIONS,
+        },
+    )
+
+
+def node_history_json(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
+    """The node's history over `range` (7d, 30d, 1y or all; default 30d) and the events that
+    mark it (decays, usage resets, share changes)."""
+    cluster = get_object_or_404(Cluster, name=name)
+    node = get_object_or_404(Node, pk=node_id, cluster=cluster)
+    path = node_path_get(node=node)
+    if not access_get(user=request.user, cluster=cluster).reads([step.pk for step in path]):
+        raise Http404("no such node")
+    nearby = {step.name for step in path} | set(
+        Node.objects.filter(parent_id=node.parent_id).values_list("name", flat=True)
+    )
+    span = request.GET.get("range", "30d")
+    if span != "all" and span not in HISTORY_RANGES:
+        return HttpResponseBadRequest(f"range must be one of 7d, 30d, 1y, all; not {span!r}")
+    since = None if span == "all" else timezone.now() - HISTORY_RANGES[span]
+    points = node_history_get(node=node, since=since)
+    events = history_events_get(cluster=cluster, since=since)
+    return JsonResponse(
+        {
+            "node": node.pk,
+            "range": span,
+            "at": [point.at.isoformat() for point in points],
+            "usage": [point.usage for point in points],
+            "fairshare_perc": [point.fairshare_perc for point in points],
+            "fairshare_tree_usage": [point.fairshare_tree_usage for point in points],
+            "usage_perc": [point.usage_perc for point in points],
+            "fairshare_factor": [point.fairshare_factor for point in points],
+            "level_fs": [json_number(point.level_fs) for point in points],
+            # Shares changed on the path or beside it move the node's target share.
+            "events": [
+                {"at": event.at.isoformat(), "kind": event.kind, "text": event.text}
+                for event in events
+                if event.kind == "decay" or event.node_name in nearby
+            ],
+        }
+    )
+
+
+def _paths(top: Node, nodes: list[Node]) -> dict[int, list[int]]:
+    """The ids from the root to each node of a subtree (the top's path read once)."""
+    paths = {top.pk: [step.pk for step in node_path_get(node=top)]}
+    for node in nodes:  # in tree order: a parent before its children
+        if node.pk not in paths and node.parent_id in paths:
+            paths[node.pk] = [*paths[node.parent_id], node.pk]
+    return paths
+
+
+def _path_rows(path: list[Node], slurm: bool) -> list[tuple[Node, bool]]:
+    """Each level of the path, with whether it is the one furthest over its target, which
+    pulls the node down: PBS, the highest usage/perc of those using more than their target
+    share of the whole (usage/perc above the root's usage); Slurm, the lowest Level FS under
+    1 (the level's usage share above its shares')."""
+    below_root = path[1:]
+    if slurm:
+        over = [(n.level_fs, n) for n in below_root if n.level_fs is not None and n.level_fs < 1]
+    else:
+        whole = path[0].usage
+        over = [(-n.usage_perc, n) for n in below_root if n.usage_perc > whole]
+    culprit = min(over, key=lambda pair: pair[0])[1] if over else None
+    return [(step, step is culprit) for step in path]
+
+
+def _int_parameter(
+    request: HttpRequest, name: str, default: int, low: int, high: int | None
+) -> int | HttpResponse:
+    text = request.GET.get(name)
+    if text is None:
+        return default
+    if not text.isdigit() or int(text) < low or (high is not None and int(text) > high):
+        bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+        return HttpResponseBadRequest(f"{name} must be a whole number {bounds}, not {text!r}")
+    return int(text)

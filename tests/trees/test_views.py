@@ -1,18 +1,239 @@
+"""The tree pages: login, cluster overview, tree JSON, node page and its history."""
+
+import json
+from datetime import timedelta
+
 import pytest
+from django.contrib.auth.models import User
+from django.contrib.staticfiles import finders
 from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
+
+from accounting.models import Cycle, NodeHistory
+from trees.models import Cluster, Membership, Node, Person, Role
+
+pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.django_db
-def test_the_index_lists_each_cluster_with_its_pbsfs_listing(client: Client) -> None:
+@pytest.fixture
+def sample() -> None:
     call_command("demo", stdout=None)
+
+
+def login(client: Client, name: str, *, staff: bool = False, scheduler_user: str = "") -> User:
+    user = User.objects.create_user(name, password="pw", is_staff=staff)
+    if scheduler_user:
+        Person.objects.create(user=user, scheduler_user=scheduler_user)
+    client.force_login(user)
+    return user
+
+
+def node(cluster: str, name: str) -> Node:
+    return Node.objects.get(cluster__name=cluster, name=name)
+
+
+def test_anonymous_people_see_the_login_page_only(client: Client) -> None:
+    assert client.get("/")["Location"] == "/accounts/login/?next=/"
+    assert client.get("/clusters/forum/tree.json").status_code == 302
+    page = client.get("/accounts/login/")
+    assert page.status_code == 200
+    assert 'name="csrfmiddlewaretoken"' in page.content.decode()
+
+
+def test_logging_in_with_a_password_leads_to_the_clusters(client: Client) -> None:
+    User.objects.create_user("ann", password="a long pass phrase")
+    response = client.post(
+        "/accounts/login/", {"username": "ann", "password": "a long pass phrase", "next": "/"}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == "/"
+    bad = client.post("/accounts/login/", {"username": "ann", "password": "wrong"})
+    assert "Please enter a correct username and password" in bad.content.decode()
+
+
+@pytest.mark.usefixtures("sample")
+def test_the_index_lists_each_cluster_with_its_pbsfs_listing(client: Client) -> None:
+    login(client, "ann")
     page = client.get("/").content.decode()
-    assert "<h2>whitepaper" in page
-    assert "<h2>forum" in page
+    assert '<a href="/clusters/whitepaper/">whitepaper</a>' in page
     assert "Fairshare usage units are in: cput" in page
     assert "L5        : Grp: 210    cgrp: 211  Shares: 10     Usage: 100    Perc: 10.000%" in page
 
 
-@pytest.mark.django_db
 def test_the_index_without_clusters_says_how_to_load_one(client: Client) -> None:
+    login(client, "ann")
     assert "manage.py demo" in client.get("/").content.decode()
+
+
+@pytest.mark.usefixtures("sample")
+def test_the_cluster_page_serves_plotly_from_the_site_and_explains_its_columns(
+    client: Client,
+) -> None:
+    login(client, "ann")
+    page = client.get("/clusters/forum/").content.decode()
+    assert '<script src="/static/plotly/plotly.min.js" defer></script>' in page
+    assert "0.5 is exactly on target, higher is more deserving" in page
+    assert client.get("/clusters/nowhere/").status_code == 404
+    assert finders.find("plotly/plotly.min.js") is not None  # the plotly package's bundle
+
+
+@pytest.mark.usefixtures("sample")
+def test_the_tree_json_holds_the_top_levels_with_their_stored_metrics(
+    client: Client, django_assert_max_num_queries: object
+) -> None:
+    login(client, "ann")
+    # Session, login, cluster, the person's roles and leaves, then one query a level: the same
+    # for any size of tree.
+    with django_assert_max_num_queries(10):  # type: ignore[operator]
+        data = json.loads(client.get("/clusters/forum/tree.json").content)
+    by_name = {doc["name"]: doc for doc in data["nodes"]}
+    assert data["nodes"][0]["name"] == "TREEROOT"
+    assert max(doc["depth"] for doc in data["nodes"]) == 2
+    stored = node("forum", "group1")
+    assert by_name["group1"]["fairshare_factor"] == stored.fairshare_factor
+    assert by_name["group1"]["usage"] == stored.usage
+    assert by_name["group1"]["children"] == stored.children.count()
+    deeper = json.loads(client.get(f"/clusters/forum/tree.json?node={stored.pk}&levels=1").content)
+    assert [doc["parent"] for doc in deeper["nodes"][1:]] == [stored.pk] * stored.children.count()
+
+
+@pytest.mark.usefixtures("sample")
+def test_the_tree_json_finds_nodes_by_name_with_their_path(client: Client) -> None:
+    login(client, "ann")
+    data = json.loads(client.get("/clusters/fairtree/tree.json?q=ANA").content)
+    # ana is a user in two accounts: both, with the accounts above them.
+    assert [(doc["name"], doc["depth"]) for doc in data["nodes"]] == [
+        ("root", 0),
+        ("astro", 1),
+        ("ana", 2),
+        ("cs", 1),
+        ("ml", 2),
+        ("ana", 3),
+    ]
+    assert [doc["slurm"]["account"] for doc in data["nodes"] if doc["name"] == "ana"] == [
+        "astro",
+        "ml",
+    ]
+
+
+@pytest.mark.usefixtures("sample")
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("levels=9", "levels must be a whole number from 1 to 3, not '9'"),
+        ("levels=x", "levels must be a whole number from 1 to 3, not 'x'"),
+        ("node=-1", "node must be a whole number at least 0, not '-1'"),
+        ("q=", "q must be 1 to 255 characters of a name"),
+    ],
+)
+def test_malformed_tree_queries_are_told_what_is_wrong(
+    client: Client, query: str, message: str
+) -> None:
+    login(client, "ann")
+    response = client.get(f"/clusters/forum/tree.json?{query}")
+    assert (response.status_code, response.content.decode()) == (400, message)
+
+
+@pytest.mark.usefixtures("sample")
+def test_unknown_nodes_are_not_found(client: Client) -> None:
+    login(client, "ann")
+    other = node("whitepaper", "L5").pk  # a node of another cluster
+    assert client.get(f"/clusters/forum/tree.json?node={other}").status_code == 404
+    assert client.get(f"/clusters/forum/nodes/{other}/").status_code == 404
+    assert client.get("/clusters/forum/nodes/999999/").status_code == 404
+    assert client.get(f"/clusters/forum/nodes/{other}/history.json").status_code == 404
+
+
+@pytest.mark.usefixtures("sample")
+def test_the_node_page_shows_the_path_and_which_level_pulls_it_down(
+    client: Client, django_assert_max_num_queries: object
+) -> None:
+    login(client, "ann")
+    leaf = node("whitepaper", "L5")
+    with django_assert_max_num_queries(14):  # type: ignore[operator]
+        page = client.get(f"/clusters/whitepaper/nodes/{leaf.pk}/").content.decode()
+    assert "<h1>L5 <small>" in page
+    # pbsfs -g L5: TREEROOT 801 / 1.000, B2 401 / 0.200 = 2005, B3 201 / 0.150 = 1340,
+    # L5 100 / 0.100 = 1000. B2 uses half the machine for a fifth of it: it pulls L5 down.
+    rows = page.split("<tbody>")[1].split("</tbody>")[0].split("<tr")[1:]
+    assert [('class="culprit"' in row, ">2005.0<" in row or ">1340.0<" in row) for row in rows] == [
+        (False, False),
+        (True, True),
+        (False, True),
+        (False, False),
+    ]
+    assert "B2 <span" in rows[1]
+    assert 'data-url="/clusters/whitepaper/nodes/' in page
+
+
+@pytest.mark.usefixtures("sample")
+def test_the_history_json_holds_the_cycles_in_range_and_the_events(client: Client) -> None:
+    login(client, "ann")
+    leaf = node("forum", "Suzy")
+    cluster = leaf.cluster
+    now = timezone.now()
+    for days, usage in ((40, 5.0), (3, 7.0)):
+        at = now - timedelta(days=days)
+        Cycle.objects.create(
+            cluster=cluster, at=at, started_at=at, decays_applied=1, decay_times=[at.isoformat()]
+        )
+        NodeHistory.objects.create(
+            node=leaf,
+            at=at,
+            usage=usage,
+            fairshare_perc=0.25,
+            fairshare_tree_usage=0.5,
+            fairshare_factor=0.25,
+        )
+    url = f"/clusters/forum/nodes/{leaf.pk}/history.json"
+    month = json.loads(client.get(url).content)
+    assert (month["usage"], month["usage_perc"], len(month["events"])) == ([7.0], [28.0], 1)
+    everything = json.loads(client.get(url + "?range=all").content)
+    assert everything["usage"] == [5.0, 7.0]
+    bad = client.get(url + "?range=2w")
+    assert (bad.status_code, bad.content.decode()) == (
+        400,
+        "range must be one of 7d, 30d, 1y, all; not '2w'",
+    )
+
+
+@pytest.fixture
+def private_forum(sample: None) -> Cluster:
+    cluster = Cluster.objects.get(name="forum")
+    cluster.private_usage = True
+    cluster.save()
+    return cluster
+
+
+def test_with_private_usage_a_member_sees_their_path_and_its_siblings_only(
+    client: Client, private_forum: Cluster
+) -> None:
+    users = list(Node.objects.filter(cluster=private_forum, kind="user").select_related("parent"))
+    mine = users[0]
+    login(client, "member", scheduler_user=mine.name)
+    data = json.loads(client.get("/clusters/forum/tree.json?levels=3").content)
+    shown = {doc["id"]: doc for doc in data["nodes"]}
+    assert shown[mine.pk]["opens"]
+    assert client.get(f"/clusters/forum/nodes/{mine.pk}/").status_code == 200
+    strangers = [u for u in users if u.parent_id != mine.parent_id and u.pk != mine.pk]
+    assert strangers
+    for stranger in strangers:
+        assert client.get(f"/clusters/forum/nodes/{stranger.pk}/").status_code == 404
+        assert stranger.pk not in shown or not shown[stranger.pk]["opens"]
+    index = client.get("/").content.decode()
+    assert index.count("Fairshare usage units") == 1  # whitepaper's listing, not forum's
+
+
+def test_with_private_usage_a_manager_reads_the_subtree_they_manage(
+    client: Client, private_forum: Cluster
+) -> None:
+    group = Node.objects.filter(cluster=private_forum, kind="organization").exclude(parent=None)[0]
+    manager = login(client, "manager")
+    Membership.objects.create(user=manager, node=group, role=Role.MANAGER)
+    for child in group.children.all():
+        assert client.get(f"/clusters/forum/nodes/{child.pk}/").status_code == 200
+    admin_client = Client()
+    login(admin_client, "admin", staff=True)
+    for every in Node.objects.filter(cluster=private_forum):
+        assert admin_client.get(f"/clusters/forum/nodes/{every.pk}/").status_code == 200

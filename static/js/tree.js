@@ -1,0 +1,227 @@
+// The cluster page: an icicle chart sized by target share and a table, both filled from
+// tree.json a few levels at a time; deeper nodes are fetched when opened.
+"use strict";
+(function () {
+  const app = document.getElementById("tree-app");
+  if (!app) return;
+  const treeUrl = app.dataset.treeUrl;
+  const nodeUrl = (id) => app.dataset.nodeUrl.replace(/\/0\/$/, "/" + id + "/");
+  const slurm = app.dataset.slurm === "1";
+  const nodes = new Map(); // id -> document
+  const loaded = new Set(); // ids whose children are in `nodes`
+  let rootUsage = 1;
+  let sortKey = null;
+  let sortDown = true;
+
+  function fetchTree(params) {
+    const query = new URLSearchParams(params).toString();
+    return fetch(treeUrl + (query ? "?" + query : ""), { credentials: "same-origin" }).then(
+      (response) => {
+        if (!response.ok) throw new Error(response.status + " " + response.statusText);
+        return response.json();
+      },
+    );
+  }
+
+  function take(documents, levels) {
+    for (const doc of documents) {
+      nodes.set(doc.id, doc);
+      if (doc.parent === null) rootUsage = doc.usage || 1;
+    }
+    for (const doc of documents) {
+      if (levels > 0 && (doc.children === 0 || depthBelow(doc, documents[0]) < levels)) {
+        loaded.add(doc.id);
+      }
+    }
+  }
+
+  function depthBelow(doc, top) {
+    return doc.depth - top.depth;
+  }
+
+  function value(doc, key) {
+    if (key === "usage_share") return doc.usage / rootUsage;
+    if (key === "fairshare") return doc.slurm ? doc.slurm.fairshare : null;
+    if (key === "norm_shares" || key === "effectv_usage") return doc.slurm ? doc.slurm[key] : null;
+    if (key === "rank") return doc.fairshare_rank ? doc.fairshare_rank.rank : null;
+    return doc[key];
+  }
+
+  function shown(number, digits) {
+    if (number === null || number === undefined) return "";
+    if (number === "inf") return "inf";
+    if (typeof number !== "number") return String(number);
+    return number.toFixed(digits);
+  }
+
+  const columns = slurm
+    ? [["norm_shares", 6], ["effectv_usage", 6], ["level_fs", 6], ["fairshare", 6], ["rank", 0]]
+    : [["usage_perc", 1], ["fairshare_tree_usage", 6], ["fairshare_factor", 6]];
+
+  function children(id) {
+    const kids = [...nodes.values()].filter((doc) => doc.parent === id);
+    if (sortKey) {
+      kids.sort((a, b) => {
+        const x = value(a, sortKey);
+        const y = value(b, sortKey);
+        const order = x === y ? 0 : x === null ? 1 : y === null ? -1 : x < y ? -1 : 1;
+        return sortDown ? -order : order;
+      });
+    }
+    return kids;
+  }
+
+  const open = new Set();
+
+  function row(doc) {
+    const tr = document.createElement("tr");
+    tr.dataset.id = doc.id;
+    const name = document.createElement("td");
+    name.style.paddingLeft = 0.2 + 1.2 * doc.depth + "rem";
+    if (doc.children > 0) {
+      const toggle = document.createElement("button");
+      toggle.className = "toggle";
+      toggle.type = "button";
+      toggle.textContent = open.has(doc.id) ? "▾" : "▸";
+      toggle.setAttribute("aria-label", (open.has(doc.id) ? "close " : "open ") + doc.name);
+      toggle.addEventListener("click", () => toggleNode(doc.id));
+      name.append(toggle, " ");
+    }
+    if (doc.opens) {
+      const link = document.createElement("a");
+      link.href = nodeUrl(doc.id);
+      link.textContent = doc.name;
+      name.append(link);
+    } else {
+      name.append(doc.name);
+    }
+    tr.append(name);
+    const cells = [
+      doc.kind,
+      doc.shares === null ? "" : String(doc.shares),
+      shown(doc.fairshare_perc * 100, 3),
+      shown(doc.usage, 0),
+      shown((100 * doc.usage) / rootUsage, 3),
+      ...columns.map(([key, digits]) => shown(value(doc, key), digits)),
+    ];
+    for (const text of cells) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      tr.append(td);
+    }
+    return tr;
+  }
+
+  function render() {
+    const body = document.querySelector("#tree-table tbody");
+    const rows = [];
+    const walk = (doc) => {
+      rows.push(row(doc));
+      if (open.has(doc.id)) children(doc.id).forEach(walk);
+    };
+    [...nodes.values()].filter((doc) => !nodes.has(doc.parent)).forEach(walk);
+    body.replaceChildren(...rows);
+    chart();
+  }
+
+  function toggleNode(id) {
+    if (open.has(id)) {
+      open.delete(id);
+      render();
+      return;
+    }
+    open.add(id);
+    if (loaded.has(id)) {
+      render();
+      return;
+    }
+    fetchTree({ node: id, levels: 1 }).then((data) => {
+      take(data.nodes, 1);
+      loaded.add(id);
+      render();
+    });
+  }
+
+  function colour(doc, by) {
+    if (by === "ratio") {
+      return doc.fairshare_perc > 0 ? doc.usage / rootUsage / doc.fairshare_perc : 0;
+    }
+    if (slurm) {
+      const lfs = doc.level_fs;
+      return lfs === "inf" ? 10 : lfs === null ? 1 : Math.min(lfs, 10);
+    }
+    return doc.fairshare_factor;
+  }
+
+  function chart() {
+    if (!window.Plotly) return;
+    const by = document.querySelector("input[name=colour]:checked").value;
+    const docs = [...nodes.values()];
+    const ids = new Set(docs.map((doc) => doc.id));
+    const factor = by === "factor" && !slurm;
+    Plotly.react(
+      "tree-chart",
+      [
+        {
+          type: "icicle",
+          ids: docs.map((doc) => String(doc.id)),
+          labels: docs.map((doc) => doc.name),
+          parents: docs.map((doc) => (ids.has(doc.parent) ? String(doc.parent) : "")),
+          values: docs.map((doc) => doc.fairshare_perc),
+          branchvalues: "remainder",
+          marker: {
+            colors: docs.map((doc) => colour(doc, by)),
+            colorscale: "RdYlGn",
+            reversescale: by === "ratio",
+            cmid: factor ? 0.5 : 1,
+            showscale: true,
+            colorbar: { title: { text: by === "ratio" ? "usage / target" : slurm ? "Level FS" : "factor" } },
+          },
+          hovertemplate: "%{label}<br>target %{value:.3%}<br>colour %{color:.4f}<extra></extra>",
+          maxdepth: 3,
+        },
+      ],
+      { margin: { t: 10, l: 10, r: 10, b: 10 }, height: 420 },
+      { displaylogo: false, responsive: true },
+    );
+  }
+
+  document.querySelectorAll("#tree-table th[data-key]").forEach((th) => {
+    th.addEventListener("click", () => {
+      sortDown = sortKey === th.dataset.key ? !sortDown : true;
+      sortKey = th.dataset.key;
+      render();
+    });
+  });
+  document.querySelectorAll("input[name=colour]").forEach((input) => {
+    input.addEventListener("change", chart);
+  });
+  const search = document.getElementById("tree-search");
+  let timer = null;
+  search.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const text = search.value.trim();
+      if (!text) return;
+      fetchTree({ q: text }).then((data) => {
+        take(data.nodes, 0);
+        for (const doc of data.nodes) {
+          for (let up = nodes.get(doc.parent); up; up = nodes.get(up.parent)) open.add(up.id);
+        }
+        render();
+        const first = data.nodes[data.nodes.length - 1];
+        const tr = first && document.querySelector(`#tree-table tr[data-id="${first.id}"]`);
+        if (tr) {
+          tr.classList.add("found");
+          tr.scrollIntoView({ block: "center" });
+        }
+      });
+    }, 250);
+  });
+  document.addEventListener("DOMContentLoaded", () => {});
+  fetchTree({}).then((data) => {
+    take(data.nodes, 2);
+    if (data.nodes.length) open.add(data.nodes[0].id);
+    render();
+  });
+})();

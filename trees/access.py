@@ -1,0 +1,90 @@
+"""Who may read what of a cluster's tree (reads only; the roles of DESIGN §1).
+
+Admins (Django staff) read and edit everything. A member reads the subtrees of the nodes they
+are a member of and the leaves of their scheduler user name; a manager also watches the trends
+and members' standing of the subtrees they manage. With `private_usage` off any logged-in
+person reads the whole tree; with it on (Slurm's PrivateData=usage), the rest of the tree shows
+only along their own path: its nodes and their siblings' totals, without pages of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AnonymousUser, User
+
+from trees.models import Cluster, Membership, Node, NodeKind, Person, Role
+
+
+@dataclass(frozen=True)
+class Access:
+    """One person's view of one cluster; node ids throughout."""
+
+    admin: bool
+    whole_tree: bool  # every node readable (admin, or private_usage off)
+    subtrees: frozenset[int]  # nodes whose whole subtree is readable (memberships)
+    managed: frozenset[int]  # nodes whose subtree they manage
+    own: frozenset[int]  # leaves of their scheduler user name
+    on_path: frozenset[int]  # ancestors of what they read: shown, their children as totals
+
+    def reads(self, path: Sequence[int]) -> bool:
+        """Whether the node at the end of `path` (ids from the root) is theirs to read in full."""
+        return (
+            self.whole_tree or path[-1] in self.own or any(node in self.subtrees for node in path)
+        )
+
+    def sees(self, path: Sequence[int]) -> bool:
+        """Whether the node shows at all: readable, on their path, or a sibling along it."""
+        if self.reads(path) or path[-1] in self.on_path:
+            return True
+        return len(path) > 1 and path[-2] in self.on_path
+
+    def opens(self, path: Sequence[int]) -> bool:
+        """Whether the node has a page for them: readable, or an ancestor of what is."""
+        return self.reads(path) or path[-1] in self.on_path
+
+    def manages(self, path: Sequence[int]) -> bool:
+        return self.admin or any(node in self.managed for node in path)
+
+
+def scheduler_user(user: User | AnonymousUser) -> str:
+    """The user name the person's jobs run under: their Person's, else their login."""
+    if not user.is_authenticated:
+        return ""
+    person = Person.objects.filter(user=user).values_list("scheduler_user", flat=True).first()
+    return person or user.get_username()
+
+
+def access_get(*, user: User | AnonymousUser, cluster: Cluster) -> Access:
+    if not user.is_authenticated:
+        return Access(False, False, frozenset(), frozenset(), frozenset(), frozenset())
+    admin = bool(getattr(user, "is_staff", False))
+    roles = list(
+        Membership.objects.filter(user=user, node__cluster=cluster).values_list("node_id", "role")
+    )
+    subtrees = frozenset(node for node, _ in roles)
+    managed = frozenset(node for node, role in roles if role == Role.MANAGER)
+    own = frozenset(
+        Node.objects.filter(
+            cluster=cluster, kind=NodeKind.USER, name=scheduler_user(user)
+        ).values_list("id", flat=True)
+    )
+    whole_tree = admin or not cluster.private_usage
+    on_path = frozenset() if whole_tree else ancestors_of(subtrees | own)
+    return Access(admin, whole_tree, subtrees, managed, own, on_path)
+
+
+def ancestors_of(nodes: Iterable[int]) -> frozenset[int]:
+    """Every ancestor of the nodes (one query a level)."""
+    found: set[int] = set()
+    frontier = set(nodes)
+    while frontier:
+        parents = set(
+            Node.objects.filter(id__in=frontier, parent__isnull=False).values_list(
+                "parent_id", flat=True
+            )
+        )
+        frontier = parents - found
+        found |= parents
+    return frozenset(found)

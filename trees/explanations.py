@@ -1,0 +1,26 @@
+"""One plain sentence for each number the pages show: what it means and which way is good."""
+
+EXPLANATIONS = {
+    "shares": "The node's entitlement among its siblings: more shares, a bigger slice.",
+    "fairshare_perc": (
+        "Target share: the fraction of the whole machine this node is entitled to"
+        " (its shares over its siblings', times its parent's target)."
+    ),
+    "usage": "Decayed usage charged so far (for a group: 1 plus its leaves'); it halves"
+    " with every decay, so old work counts less.",
+    "usage_share": "Share of usage: the node's fraction of all usage in the tree.",
+    "usage_perc": "usage/perc: usage divided by the target share; among siblings, the lower"
+    " one is more deserving.",
+    "fairshare_tree_usage": "Effective usage: the node's share of usage blended with its"
+    " ancestors'; above the target share means over target.",
+    "fairshare_factor": "Fairshare factor: 0.5 is exactly on target, higher is more deserving"
+    " (jobs start sooner), lower means over target.",
+    "norm_shares": "NormShares: the shares over the siblings' shares.",
+    "effectv_usage": "EffectvUsage: the fraction of the parent's usage this association used.",
+    "level_fs": "Level FS: NormShares over EffectvUsage; above 1 is under target (good), below"
+    " 1 over target; Slurm sorts siblings by it, highest first.",
+    "fairshare": "FairShare: the user's rank turned into a factor; 1.0 is the most deserving"
+    " user of the cluster, lower is less.",
+    "fairshare_rank": "Rank: Slurm's rank of the user; FairShare is rank over the number of"
+    " users, so a higher rank is better.",
+}
