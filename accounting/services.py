@@ -36,11 +36,11 @@ from trees.bulk import rows_insert, rows_update
 from trees.engine.cycle import Accrual, Run, cycle_slot, cycle_usage, kept_instants
 from trees.engine.fairtree import ROOT_ACCOUNT, AssociationDef
 from trees.engine.formula import FormulaValueError, parse_formula
-from trees.engine.pbs import TREEROOT, UNKNOWN, GroupDef, PbsTree, UsageRecord, compute
+from trees.engine.pbs import TREEROOT, UNKNOWN, PbsTree, UsageRecord, compute
 from trees.formats.pbsfs import UsageDatabase
 from trees.formats.rejected import RejectedLine
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler
-from trees.selectors import epoch_seconds, epoch_time, pbs_state_get
+from trees.selectors import PbsState, epoch_seconds, epoch_time, pbs_state_get
 from trees.services import (
     cluster_get_or_create,
     pbs_database_store,
@@ -501,7 +501,7 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> Cycle | None:
             last_decay=last_decay,
             records=tuple(UsageRecord(name, usage) for name, usage in records.items()),
         )
-        pbs_database_store(cluster=cluster, groups=state.groups, database=database, reason="cycle")
+        pbs_database_store(cluster=cluster, state=state, database=database, reason="cycle")
         _accruals_save(accrual)
         _history_write(cluster, now)
         return Cycle.objects.create(
@@ -662,9 +662,11 @@ def replay(
             )
         NodeHistory.objects.filter(node__cluster=cluster).delete()
         Cycle.objects.filter(cluster=cluster).delete()
-        groups = pbs_state_get(cluster=cluster).groups
         simulation = _Simulation(
-            cluster, groups, runs, kept_instants(instants, last, *_HISTORY_WINDOWS)
+            cluster,
+            pbs_state_get(cluster=cluster),
+            runs,
+            kept_instants(instants, last, *_HISTORY_WINDOWS),
         )
         for done, moment in enumerate(instants, 1):
             simulation.cycle(moment)
@@ -696,12 +698,11 @@ def _replay_span(
 class _Simulation:
     """Cycles in memory: cycle_run's accrual and decays, the history kept, the ledger."""
 
-    def __init__(
-        self, cluster: Cluster, groups: Sequence[GroupDef], runs: list[Run], kept: set[int]
-    ) -> None:
+    def __init__(self, cluster: Cluster, state: PbsState, runs: list[Run], kept: set[int]) -> None:
         self.formula = parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)
         self.policy = _decay_policy(cluster)
-        self.groups, self.defined = groups, {group.name for group in groups}
+        self.state = state  # the tree the replay stores its usage into
+        self.groups, self.defined = state.groups, {group.name for group in state.groups}
         for run in runs:
             run.accrued = 0.0
         self.runs = runs
@@ -782,7 +783,7 @@ class _Simulation:
             last_decay=self.last_decay,
             records=tuple(UsageRecord(name, usage) for name, usage in self.records.items()),
         )
-        pbs_database_store(cluster=cluster, groups=self.groups, database=database, reason="replay")
+        pbs_database_store(cluster=cluster, state=self.state, database=database, reason="replay")
         ids = dict(Node.objects.filter(cluster=cluster).values_list("name", "id"))
         adapt = connection.ops.adapt_datetimefield_value
         rows = [
