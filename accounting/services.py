@@ -32,7 +32,7 @@ from accounting.preparation import (
     prepared_files,
 )
 from accounting.selectors import last_cycle_at
-from trees.bulk import rows_insert, rows_update
+from trees.bulk import collector_paused, rows_insert, rows_update
 from trees.engine.cycle import Accrual, Run, cycle_slot, cycle_usage, kept_instants
 from trees.engine.fairtree import ROOT_ACCOUNT, AssociationDef
 from trees.engine.formula import FormulaValueError, parse_formula
@@ -474,7 +474,7 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> Cycle | None:
     nothing and the next one catches up.
     """
     started, clock = timezone.now(), time.perf_counter()
-    with transaction.atomic():
+    with collector_paused(), transaction.atomic():
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
         last_at = last_cycle_at(cluster)
         if last_at is not None and now <= last_at:

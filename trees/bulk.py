@@ -4,16 +4,40 @@ On PostgreSQL rows go in by COPY; an update COPYs the new values into a temporar
 applies them with one UPDATE ... FROM (100,000 single-row UPDATEs took 25 s, this takes about
 one). Other databases get executemany. Values must be ready for the database (plain numbers,
 strings, None, aware datetimes): no field conversion is applied.
+
+The rows of such a tree are millions of Python objects, made and dropped in one go:
+`collector_paused` keeps the cyclic garbage collector off while they are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from django.db import connection, models
 
-__all__ = ["rows_insert", "rows_update"]
+__all__ = ["collector_paused", "rows_insert", "rows_update"]
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside (Mercurial's util.nogc does the same).
+
+    CPython starts a collection every 700 container objects made, and the full ones go over
+    every object alive: a 100,000-node cycle makes millions, none of them in a reference
+    cycle, and the collector took a quarter of its time. What it would have freed is freed
+    by the first collection after.
+    """
+    if not gc.isenabled():  # paused already, by the caller or by another thread
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def rows_insert(
