@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, cast
@@ -421,41 +421,47 @@ def _stored_runs(cluster_id: int, job_ids: list[str]) -> dict[str, dict[int, tup
     return found
 
 
+# What a usage formula may price a stored run on (job_resources reads them).
+_RESOURCE_FIELDS = (
+    "source_line", "job_id", "ncpus", "ngpus", "nodes", "memory", "walltime", "cput",
+    "vmem", "mpiprocs", "cpupercent", "billing",
+)  # fmt: skip
+
+
 def jobs_usage_recompute(*, cluster: Cluster) -> int:
     """Price every stored run again with the cluster's current `fairshare_usage_res`."""
     formula = parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)
     changed = []
     with transaction.atomic():
-        for job in Job.objects.filter(cluster=cluster).iterator(chunk_size=5000):
-            if job.state == JobState.RUNNING:
-                continue
+        jobs = Job.objects.filter(cluster=cluster).exclude(state=JobState.RUNNING)
+        for job in jobs.values("pk", "usage", *_RESOURCE_FIELDS).iterator(chunk_size=5000):
             try:
                 usage = max(formula.evaluate(job_resources(job)), 0.0)
             except FormulaValueError:
                 usage = 0.0  # the line was taken under a formula that could price it
-            if usage != job.usage:
-                job.usage = usage
-                changed.append(job)
-        Job.objects.bulk_update(changed, ["usage"], batch_size=2000)
+            if usage != job["usage"]:
+                changed.append((job["pk"], usage))
+        rows_update(Job, ["usage"], changed)
     return len(changed)
 
 
-def job_resources(job: Job) -> dict[str, float]:
-    """What the usage formula sees of a stored run, as it saw the record at ingestion."""
+def job_resources(job: Mapping[str, Any]) -> dict[str, float]:
+    """What the usage formula sees of a stored run (its _RESOURCE_FIELDS), as it saw the
+    record at ingestion."""
     extra = {
         name: float(value)
         for name in ("vmem", "mpiprocs", "cpupercent", "billing")
-        if (value := getattr(job, name)) is not None
+        if (value := job[name]) is not None
     }
     record = JobRecord(
-        line=job.source_line,
-        job_id=job.job_id,
-        ncpus=job.ncpus,
-        ngpus=job.ngpus,
-        nodes=job.nodes,
-        memory=job.memory,
-        walltime=job.walltime,
-        cput=job.cput,
+        line=job["source_line"],
+        job_id=job["job_id"],
+        ncpus=job["ncpus"],
+        ngpus=job["ngpus"],
+        nodes=job["nodes"],
+        memory=job["memory"],
+        walltime=job["walltime"],
+        cput=job["cput"],
         extra=extra,
     )
     return record.usage_resources()
@@ -539,6 +545,10 @@ def _check_cycle_policy(cluster: Cluster) -> None:
         )
 
 
+# A stored run as _run reads it: rows, not model instances (a cycle reads every running job).
+_RUN_FIELDS = ("pk", "state", "entity", "start", "end", "usage", "accrued", *_RESOURCE_FIELDS)
+
+
 def _accruing(cluster: Cluster, now: datetime) -> list[Run]:
     """The runs started before `now` that the cycles have not fully accrued, in start order."""
     jobs = (
@@ -546,20 +556,21 @@ def _accruing(cluster: Cluster, now: datetime) -> list[Run]:
         .filter(Q(state=JobState.RUNNING) | ~Q(accrued=F("usage")))
         .order_by("start", "pk")
     )
-    return [_run(job) for job in jobs]
+    return [_run(job) for job in jobs.values(*_RUN_FIELDS)]
 
 
-def _run(job: Job) -> Run:
-    running = job.state == JobState.RUNNING
-    start = epoch_seconds(job.start)
+def _run(job: Mapping[str, Any]) -> Run:
+    running = job["state"] == JobState.RUNNING
+    start = epoch_seconds(job["start"])
+    end = job["end"]
     return Run(
-        key=job.pk,
-        entity=job.entity,
+        key=job["pk"],
+        entity=job["entity"],
         start=start,
-        end=None if running else (epoch_seconds(job.end) if job.end is not None else start),
-        usage=job.usage,
-        accrued=job.accrued,
-        ncpus=job.ncpus,
+        end=None if running else (epoch_seconds(end) if end is not None else start),
+        usage=job["usage"],
+        accrued=job["accrued"],
+        ncpus=job["ncpus"],
         resources=job_resources(job) if running else None,
     )
 
@@ -651,7 +662,8 @@ def replay(
     with transaction.atomic():
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
         _check_cycle_policy(cluster)
-        runs = [_run(job) for job in Job.objects.filter(cluster=cluster, start__isnull=False)]
+        jobs = Job.objects.filter(cluster=cluster, start__isnull=False)
+        runs = [_run(job) for job in jobs.values(*_RUN_FIELDS)]
         runs.sort(key=lambda run: (run.start, run.key))
         first, last = _replay_span(cluster, runs, start, until, seconds)
         instants = range(first, last + 1, seconds)
