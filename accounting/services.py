@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, cast
@@ -32,7 +32,7 @@ from accounting.preparation import (
     prepared_files,
 )
 from accounting.selectors import cycle_period, last_cycle_at
-from trees.bulk import rows_insert, rows_update
+from trees.bulk import collector_paused, rows_insert, rows_update
 from trees.engine.cycle import Accrual, Run, cycle_slot, cycle_usage, kept_instants
 from trees.engine.fairtree import (
     ROOT_ACCOUNT,
@@ -437,6 +437,13 @@ def _stored_runs(cluster_id: int, job_ids: list[str]) -> dict[str, dict[int, tup
     return found
 
 
+# What a usage formula may price a stored run on (job_resources reads them).
+_RESOURCE_FIELDS = (
+    "source_line", "job_id", "ncpus", "ngpus", "nodes", "memory", "walltime", "cput",
+    "vmem", "mpiprocs", "cpupercent", "billing",
+)  # fmt: skip
+
+
 def jobs_usage_recompute(*, cluster: Cluster) -> int:
     """Price every stored run again with the cluster's current `fairshare_usage_res` (Slurm:
     billable TRES × elapsed, which does not change)."""
@@ -444,37 +451,36 @@ def jobs_usage_recompute(*, cluster: Cluster) -> int:
     slurm = cluster.scheduler == Scheduler.SLURM
     changed = []
     with transaction.atomic():
-        for job in Job.objects.filter(cluster=cluster).iterator(chunk_size=5000):
-            if job.state == JobState.RUNNING:
-                continue
+        jobs = Job.objects.filter(cluster=cluster).exclude(state=JobState.RUNNING)
+        for job in jobs.values("pk", "usage", *_RESOURCE_FIELDS).iterator(chunk_size=5000):
             try:
                 resources = job_resources(job)
                 usage = run_usage(resources) if slurm else max(formula.evaluate(resources), 0.0)
             except FormulaValueError:
                 usage = 0.0  # the line was taken under a formula that could price it
-            if usage != job.usage:
-                job.usage = usage
-                changed.append(job)
-        Job.objects.bulk_update(changed, ["usage"], batch_size=2000)
+            if usage != job["usage"]:
+                changed.append((job["pk"], usage))
+        rows_update(Job, ["usage"], changed)
     return len(changed)
 
 
-def job_resources(job: Job) -> dict[str, float]:
-    """What the usage formula sees of a stored run, as it saw the record at ingestion."""
+def job_resources(job: Mapping[str, Any]) -> dict[str, float]:
+    """What the usage formula sees of a stored run (its _RESOURCE_FIELDS), as it saw the
+    record at ingestion."""
     extra = {
         name: float(value)
         for name in ("vmem", "mpiprocs", "cpupercent", "billing")
-        if (value := getattr(job, name)) is not None
+        if (value := job[name]) is not None
     }
     record = JobRecord(
-        line=job.source_line,
-        job_id=job.job_id,
-        ncpus=job.ncpus,
-        ngpus=job.ngpus,
-        nodes=job.nodes,
-        memory=job.memory,
-        walltime=job.walltime,
-        cput=job.cput,
+        line=job["source_line"],
+        job_id=job["job_id"],
+        ncpus=job["ncpus"],
+        ngpus=job["ngpus"],
+        nodes=job["nodes"],
+        memory=job["memory"],
+        walltime=job["walltime"],
+        cput=job["cput"],
         extra=extra,
     )
     return record.usage_resources()
@@ -493,7 +499,7 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> Cycle | None:
     nothing and the next one catches up.
     """
     started, clock = timezone.now(), time.perf_counter()
-    with transaction.atomic():
+    with collector_paused(), transaction.atomic():
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
         last_at = last_cycle_at(cluster)
         if last_at is not None and now <= last_at:
@@ -534,7 +540,7 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> Cycle | None:
             last_decay=last_decay,
             records=tuple(UsageRecord(name, usage) for name, usage in records.items()),
         )
-        pbs_database_store(cluster=cluster, groups=state.groups, database=database, reason="cycle")
+        pbs_database_store(cluster=cluster, state=state, database=database, reason="cycle")
         _accruals_save(accrual.changed.values())
         _history_write(cluster, now)
         return Cycle.objects.create(
@@ -576,6 +582,10 @@ def _check_cycle_policy(cluster: Cluster) -> None:
         raise CycleRefused(f"cluster {cluster.name} has no tree: import {how}")
 
 
+# A stored run as _run reads it: rows, not model instances (a cycle reads every running job).
+_RUN_FIELDS = ("pk", "state", "entity", "start", "end", "usage", "accrued", *_RESOURCE_FIELDS)
+
+
 def _accruing(cluster: Cluster, now: datetime) -> list[Run]:
     """The runs started before `now` that the cycles have not fully accrued, in start order."""
     jobs = (
@@ -583,22 +593,23 @@ def _accruing(cluster: Cluster, now: datetime) -> list[Run]:
         .filter(Q(state=JobState.RUNNING) | ~Q(accrued=F("usage")))
         .order_by("start", "pk")
     )
-    return [_run(job) for job in jobs]
+    return [_run(job) for job in jobs.values(*_RUN_FIELDS)]
 
 
-def _run(job: Job) -> Run:
-    running = job.state == JobState.RUNNING
-    start = epoch_seconds(job.start)
+def _run(job: Mapping[str, Any]) -> Run:
+    running = job["state"] == JobState.RUNNING
+    start = epoch_seconds(job["start"])
+    end = job["end"]
     return Run(
-        key=job.pk,
-        entity=job.entity,
+        key=job["pk"],
+        entity=job["entity"],
         start=start,
-        end=None if running else (epoch_seconds(job.end) if job.end is not None else start),
-        usage=job.usage,
-        accrued=job.accrued,
-        ncpus=job.ncpus,
+        end=None if running else (epoch_seconds(end) if end is not None else start),
+        usage=job["usage"],
+        accrued=job["accrued"],
+        ncpus=job["ncpus"],
         resources=job_resources(job) if running else None,
-        billable=billable_tres(job.billing, job.ncpus),
+        billable=billable_tres(job["billing"], job["ncpus"]),
     )
 
 
@@ -727,7 +738,8 @@ def replay(
     with transaction.atomic():
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
         _check_cycle_policy(cluster)
-        runs = [_run(job) for job in Job.objects.filter(cluster=cluster, start__isnull=False)]
+        jobs = Job.objects.filter(cluster=cluster, start__isnull=False)
+        runs = [_run(job) for job in jobs.values(*_RUN_FIELDS)]
         runs.sort(key=lambda run: (run.start, run.key))
         first, last = _replay_span(cluster, runs, start, until, seconds)
         instants = range(first, last + 1, seconds)
@@ -851,7 +863,8 @@ class _PbsSimulation(_Simulation):
         super().__init__(runs, kept)
         self.formula = parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)
         self.policy = _decay_policy(cluster)
-        self.groups = pbs_state_get(cluster=cluster).groups
+        self.state = pbs_state_get(cluster=cluster)  # the tree the replay stores its usage into
+        self.groups = self.state.groups
         self.defined = {group.name for group in self.groups}
         self.records: dict[str, float] = {}
         self.last_decay = 0
@@ -908,7 +921,7 @@ class _PbsSimulation(_Simulation):
             last_decay=self.last_decay,
             records=tuple(UsageRecord(name, usage) for name, usage in self.records.items()),
         )
-        pbs_database_store(cluster=cluster, groups=self.groups, database=database, reason="replay")
+        pbs_database_store(cluster=cluster, state=self.state, database=database, reason="replay")
         return dict(Node.objects.filter(cluster=cluster).values_list("name", "id"))
 
 

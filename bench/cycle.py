@@ -108,9 +108,8 @@ def child() -> None:
 
     for label, moment in (("first cycle", NOW), ("next cycle ", NOW + timedelta(minutes=10))):
         started = time.perf_counter()
-        outcome = cycle_run(cluster=cluster, now=moment)
+        cycle = cycle_run(cluster=cluster, now=moment)
         seconds = time.perf_counter() - started
-        cycle = outcome.cycle
         assert cycle is not None
         print(
             f"{label}: {cycle.jobs_accrued:,} runs accrued, {cycle.decays_applied} decays,"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from django.db.models import Count
 
@@ -45,14 +46,28 @@ def from_epoch_seconds(seconds: int) -> datetime | None:
     return None if seconds == 0 else epoch_time(seconds)
 
 
+# What a PBS store sets on a node (`parent` read as the parent's id): its place in the tree,
+# its usage record, its metrics.
+STORED_FIELDS = (
+    "parent", "kind", "origin", "position", "shares", "cgroup_id",
+    "usage_record", "usage_record_seq",
+    "usage", "group_perc", "fairshare_perc", "fairshare_tree_usage", "usage_perc",
+    "fairshare_factor",
+)  # fmt: skip
+StoredNode = tuple[Any, ...]  # (id, name, then the values of STORED_FIELDS)
+
+
 @dataclass(frozen=True)
 class PbsState:
-    """What pbsfs reads: the policy, the resource groups in file order, the usage database."""
+    """What pbsfs reads: the policy, the resource groups in file order, the usage database;
+    and the nodes as stored, by name, which a store of a state derived from it compares with.
+    """
 
     policy: PbsfsPolicy
     groups: list[GroupDef]
     database: UsageDatabase
     resource_group_messages: list[str]
+    nodes: dict[str, StoredNode]
 
 
 def pbs_policy_get(cluster: Cluster) -> PbsfsPolicy:
@@ -64,14 +79,11 @@ def pbs_policy_get(cluster: Cluster) -> PbsfsPolicy:
 
 
 def pbs_state_get(*, cluster: Cluster) -> PbsState:
-    rows = Node.objects.filter(cluster=cluster).values_list(
-        "id", "parent_id", "name", "origin", "position", "shares", "cgroup_id",
-        "usage_record", "usage_record_seq",
-    )  # fmt: skip
-    names = {row[0]: row[2] for row in rows}
+    rows = list(Node.objects.filter(cluster=cluster).values_list("id", "name", *STORED_FIELDS))
+    names = {row[0]: row[1] for row in rows}
     groups: list[tuple[int, GroupDef]] = []
     records: list[tuple[int, UsageRecord]] = []
-    for _id, parent_id, name, origin, position, shares, cgroup, usage, seq in rows:
+    for _id, name, parent_id, _kind, origin, position, shares, cgroup, usage, seq, *_ in rows:
         if origin == NodeOrigin.DEFINED:
             parent = names[parent_id] if parent_id is not None else TREEROOT
             parent = ROOT_ALIAS if parent == TREEROOT else parent
@@ -89,6 +101,7 @@ def pbs_state_get(*, cluster: Cluster) -> PbsState:
             records=tuple(record for _, record in records),
         ),
         resource_group_messages=cluster.resource_group_messages.splitlines(),
+        nodes={row[1]: row for row in rows},
     )
 
 

@@ -45,24 +45,16 @@ from trees.formats.sched_config import FairshareConfig
 from trees.formats.usage_file import RejectedRecord, UsageFile, screen_records
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler, ShareChange
 from trees.selectors import (
+    STORED_FIELDS,
+    PbsState,
     SlurmState,
+    StoredNode,
     epoch_seconds,
     from_epoch_seconds,
     pbs_state_get,
     slurm_state_get,
 )
 
-_METRIC_FIELDS = (
-    "usage",
-    "group_perc",
-    "fairshare_perc",
-    "fairshare_tree_usage",
-    "usage_perc",
-    "fairshare_factor",
-)
-_TREE_FIELDS = ("parent", "kind", "origin", "position", "shares", "cgroup_id")
-_RECORD_FIELDS = ("usage_record", "usage_record_seq")
-_STORED_FIELDS = _TREE_FIELDS + _RECORD_FIELDS + _METRIC_FIELDS
 _SLURM_METRIC_FIELDS = (
     "norm_shares",
     "norm_usage",
@@ -72,7 +64,7 @@ _SLURM_METRIC_FIELDS = (
     "fairshare_rank_of",
 )
 _SLURM_FIELDS = (
-    *_STORED_FIELDS,
+    *STORED_FIELDS,
     "shares_parent",
     *_SLURM_METRIC_FIELDS,
     "grp_tres_mins",
@@ -92,7 +84,13 @@ def cluster_get_or_create(*, name: str, scheduler: str = Scheduler.PBS) -> tuple
         if created:
             cluster.full_clean(exclude=["nodes"])
             if scheduler == Scheduler.PBS:
-                _pbs_store(cluster, groups=[], database=UsageDatabase(), reason="cluster created")
+                _pbs_store(
+                    cluster,
+                    stored={},
+                    groups=[],
+                    database=UsageDatabase(),
+                    reason="cluster created",
+                )
         elif cluster.scheduler != scheduler:
             raise ValidationError(
                 f"cluster {name} is a {cluster.get_scheduler_display()} cluster,"
@@ -131,6 +129,7 @@ def resource_group_import(
         state = pbs_state_get(cluster=cluster)
         summary = _pbs_store(
             cluster,
+            stored=state.nodes,
             groups=groups,
             database=state.database,
             reason=f"imported resource_group {source}",
@@ -153,7 +152,11 @@ def sched_config_import(*, cluster_name: str, config: FairshareConfig) -> StoreS
         cluster.save()
         state = pbs_state_get(cluster=cluster)
         summary = _pbs_store(
-            cluster, groups=state.groups, database=state.database, reason="sched_config import"
+            cluster,
+            stored=state.nodes,
+            groups=state.groups,
+            database=state.database,
+            reason="sched_config import",
         )
         if formula_changed:
             # Imported here: the accounting app builds on this one, not the other way round.
@@ -180,18 +183,26 @@ def pbs_usage_import(*, cluster_name: str, usage: UsageFile) -> UsageImport:
             transaction.set_rollback(True)
             return UsageImport(summary=None, screened=screened, imported=0)
         database = UsageDatabase(exists=True, last_decay=usage.last_decay, records=tuple(kept))
-        summary = _pbs_store(cluster, groups=state.groups, database=database, reason="usage import")
+        summary = _pbs_store(
+            cluster,
+            stored=state.nodes,
+            groups=state.groups,
+            database=database,
+            reason="usage import",
+        )
     return UsageImport(replace(summary, cluster_created=created), screened, len(kept))
 
 
 def pbs_database_store(
-    *, cluster: Cluster, groups: Sequence[GroupDef], database: UsageDatabase, reason: str
+    *, cluster: Cluster, state: PbsState, database: UsageDatabase, reason: str
 ) -> StoreSummary:
     """Store a usage database computed from the cluster's state (a cycle's), with every metric.
 
     The caller holds the cluster's row lock and its transaction, from reading the state on.
     """
-    return _pbs_store(cluster, groups=groups, database=database, reason=reason)
+    return _pbs_store(
+        cluster, stored=state.nodes, groups=state.groups, database=database, reason=reason
+    )
 
 
 def pbs_entities_add(*, cluster: Cluster, names: Sequence[str], reason: str) -> list[str]:
@@ -208,7 +219,9 @@ def pbs_entities_add(*, cluster: Cluster, names: Sequence[str], reason: str) -> 
         if new:
             added = tuple(UsageRecord(name, FAIRSHARE_MIN_USAGE) for name in new)
             database = replace(state.database, records=state.database.records + added)
-            _pbs_store(cluster, groups=state.groups, database=database, reason=reason)
+            _pbs_store(
+                cluster, stored=state.nodes, groups=state.groups, database=database, reason=reason
+            )
     return new
 
 
@@ -234,7 +247,11 @@ def pbs_groups_add(
             defined.add(name)
         if added:
             _pbs_store(
-                cluster, groups=[*state.groups, *added], database=state.database, reason=reason
+                cluster,
+                stored=state.nodes,
+                groups=[*state.groups, *added],
+                database=state.database,
+                reason=reason,
             )
     return [group.name for group in added]
 
@@ -254,7 +271,13 @@ def pbsfs_run(*, cluster: Cluster, argv: Sequence[str], now: datetime | None = N
             resource_group_messages=state.resource_group_messages,
         )
         if result.written is not None:
-            _pbs_store(cluster, groups=state.groups, database=result.written, reason="pbsfs")
+            _pbs_store(
+                cluster,
+                stored=state.nodes,
+                groups=state.groups,
+                database=result.written,
+                reason="pbsfs",
+            )
     return result
 
 
@@ -267,12 +290,17 @@ def _kind(pbs: PbsTree, node: int) -> str:
 def _pbs_store(
     cluster: Cluster,
     *,
+    stored: Mapping[str, StoredNode],
     groups: Sequence[GroupDef],
     database: UsageDatabase,
     reason: str,
     user: User | None = None,
 ) -> StoreSummary:
-    """Make the cluster's nodes, usage and metrics those of the PBS tree built from the inputs."""
+    """Make the cluster's nodes, usage and metrics those of the PBS tree built from the inputs.
+
+    `stored` is the cluster's nodes as read with the state the inputs come from, under the
+    same lock (a cycle stores every node of trees of 100,000: they are read once).
+    """
     pbs = PbsTree.build(
         groups,
         database.records,
@@ -284,21 +312,15 @@ def _pbs_store(
     # (place in the database, value); a name's last record is the one PBS keeps.
     records = {record.name: (seq, record.usage) for seq, record in enumerate(database.records)}
 
-    # Rows, not model instances, compared as tuples in _STORED_FIELDS order: a cycle stores
-    # every node of trees of 100,000.
+    # Rows, not model instances, compared as tuples in STORED_FIELDS order.
     metric_rows = _metric_rows(metrics)
-    existing = {
-        row[1]: row
-        for row in Node.objects.filter(cluster=cluster).values_list(
-            "id", "name", "parent_id", *_STORED_FIELDS[1:]
-        )
-    }
-    origin_at, shares_at = 2 + _STORED_FIELDS.index("origin"), 2 + _STORED_FIELDS.index("shares")
+    existing = dict(stored)  # what is left in it at the end is removed
+    origin_at, shares_at = 2 + STORED_FIELDS.index("origin"), 2 + STORED_FIELDS.index("shares")
     had_tree = any(row[origin_at] == NodeOrigin.DEFINED for row in existing.values())
     by_index: dict[int, Node | int] = {}  # an existing node's id, or the node to create
     to_create: list[list[Node]] = []
     updates: list[tuple[int, tuple[Any, ...]]] = []  # (node id, its new values)
-    changed: set[int] = set()  # the places in _STORED_FIELDS that differ in some update
+    changed: set[int] = set()  # the places in STORED_FIELDS that differ in some update
     changes: list[ShareChange] = []
     now = timezone.now()
 
@@ -326,7 +348,7 @@ def _pbs_store(
         row = existing.pop(name, None)
         if row is None:
             parent, *rest = values
-            fields = dict(zip(_STORED_FIELDS[1:], rest, strict=True))
+            fields = dict(zip(STORED_FIELDS[1:], rest, strict=True))
             node = Node(cluster=cluster, name=name, **fields)
             if isinstance(parent, Node):
                 node.parent = parent
@@ -353,7 +375,7 @@ def _pbs_store(
 
     _create_by_level(to_create)
     places = sorted(changed)
-    columns = [_STORED_FIELDS[place] for place in places]
+    columns = [STORED_FIELDS[place] for place in places]
     rows_update(Node, _columns(columns), _update_rows(updates, places))
     removed = list(existing.values())
     for row in removed:
@@ -405,7 +427,7 @@ def _update_rows(
     columns = []
     for place in places:
         column = [values[place] for _, values in updates]
-        if _STORED_FIELDS[place] in ("parent", "kind", "origin"):
+        if STORED_FIELDS[place] in ("parent", "kind", "origin"):
             column = [_db_value(value) for value in column]
         columns.append(column)
     return list(zip([pk for pk, _ in updates], *columns, strict=True))
@@ -426,7 +448,7 @@ def _db_value(value: object) -> object:
 
 
 def _metric_rows(metrics: PbsMetrics) -> list[tuple[float, ...]]:
-    """Each node's metrics as stored, in _METRIC_FIELDS order, by tree index (read out of
+    """Each node's metrics as stored, in STORED_FIELDS order, by tree index (read out of
     numpy once: 100,000 nodes)."""
     return [
         (usage, group, perc, tree_usage, -1.0 if perc == 0 else usage / perc, factor)

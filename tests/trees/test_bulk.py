@@ -1,11 +1,12 @@
 """trees.bulk: many rows in and updated at once, values read back as written."""
 
+import gc
 from datetime import UTC, datetime
 
 import pytest
 from django.db import connection
 
-from trees.bulk import rows_insert, rows_update
+from trees.bulk import collector_paused, rows_insert, rows_update
 from trees.models import Cluster, Node, ShareChange
 
 pytestmark = pytest.mark.django_db
@@ -47,3 +48,23 @@ def test_rows_update_sets_the_columns_of_each_row_by_key() -> None:
         Node.objects.filter(parent=root).order_by("name").values_list("shares", flat=True)
     ) == [4, 1, 0]
     rows_update(Node, ["usage"], [])  # nothing to do
+
+
+def test_collector_paused_turns_the_collector_off_inside_and_on_after() -> None:
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collector_paused():
+        raise RuntimeError("a cycle that dies")
+    assert gc.isenabled()
+
+
+def test_collector_paused_leaves_a_collector_paused_before_off() -> None:
+    gc.disable()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

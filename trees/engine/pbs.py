@@ -9,6 +9,7 @@ Children are kept newest first, as PBS prepends them (§1.2): `chain()` gives th
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -27,7 +28,7 @@ UNKNOWN_CGROUP = 1
 UNKNOWN_ENTITY_SHARES = 1
 
 _F32 = np.float32
-_NAME_PUNCTUATION = frozenset(".-_ :")
+_PBS_NAME = re.compile(r"[A-Za-z0-9.\-_ :]*")  # ASCII only: its length is its bytes
 
 Float32Array = npt.NDArray[np.float32]
 Float64Array = npt.NDArray[np.float64]
@@ -45,9 +46,7 @@ def percent(fairshare_perc: float) -> float:
 
 def is_valid_pbs_name(name: str) -> bool:
     """is_valid_pbs_name(name, 50): ASCII letters, digits and `.-_ :`, under 50 bytes."""
-    return len(name.encode()) < USAGE_NAME_MAX and all(
-        (ch.isascii() and ch.isalnum()) or ch in _NAME_PUNCTUATION for ch in name
-    )
+    return len(name) < USAGE_NAME_MAX and _PBS_NAME.fullmatch(name) is not None
 
 
 def is_readable_record(name: str, usage: float) -> bool:

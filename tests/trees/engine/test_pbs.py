@@ -91,7 +91,9 @@ class TestIsValidPbsName:
     def test_accepts_letters_digits_and_dot_dash_underscore_space_colon(self, name):
         assert is_valid_pbs_name(name)
 
-    @pytest.mark.parametrize("name", ["A" * 50, "a/b", "a@b", "tab\there", "café", "a\nb"])
+    @pytest.mark.parametrize(
+        "name", ["A" * 50, "a/b", "a@b", "tab\there", "café", "a\nb", "\u0663", "é" * 30]
+    )
     def test_refuses_other_characters_and_names_of_50_bytes_or_more(self, name):
         assert not is_valid_pbs_name(name)
 
