@@ -43,7 +43,15 @@ from trees.engine.tree import ROOT
 from trees.formats.pbsfs import PbsfsResult, UsageDatabase, run_pbsfs
 from trees.formats.sched_config import FairshareConfig
 from trees.formats.usage_file import RejectedRecord, UsageFile, screen_records
-from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler, ShareChange
+from trees.models import (
+    Cluster,
+    FairshareEntity,
+    Node,
+    NodeKind,
+    NodeOrigin,
+    Scheduler,
+    ShareChange,
+)
 from trees.selectors import (
     SlurmState,
     epoch_seconds,
@@ -258,10 +266,18 @@ def pbsfs_run(*, cluster: Cluster, argv: Sequence[str], now: datetime | None = N
     return result
 
 
-def _kind(pbs: PbsTree, node: int) -> str:
+def _kind(pbs: PbsTree, node: int, leaf_kind: str) -> str:
     if pbs.is_leaf(node) and node not in (ROOT, pbs.unknown):
-        return NodeKind.USER
+        return leaf_kind
     return NodeKind.ORGANIZATION if pbs.tree.depth[node] <= 1 else NodeKind.PROJECT
+
+
+def _leaf_kind(cluster: Cluster) -> str:
+    """What a PBS entity is: a user where jobs are charged to users, else the project (the
+    account, group or queue) they are charged to, as seed 003's site charges projects."""
+    if cluster.fairshare_entity in (FairshareEntity.EUSER, FairshareEntity.EGROUP_EUSER):
+        return NodeKind.USER
+    return NodeKind.PROJECT
 
 
 def _pbs_store(
@@ -287,6 +303,7 @@ def _pbs_store(
     # Rows, not model instances, compared as tuples in _STORED_FIELDS order: a cycle stores
     # every node of trees of 100,000.
     metric_rows = _metric_rows(metrics)
+    leaf_kind = _leaf_kind(cluster)
     existing = {
         row[1]: row
         for row in Node.objects.filter(cluster=cluster).values_list(
@@ -314,7 +331,7 @@ def _pbs_store(
         shares = None if index == ROOT else pbs.shares(index)
         values = (
             by_index.get(pbs.tree.parent[index]),
-            _kind(pbs, index),
+            _kind(pbs, index, leaf_kind),
             origin,
             position.get(name, seq or 0),
             shares,
