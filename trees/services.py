@@ -29,6 +29,7 @@ from trees.engine.fairtree import (
     target_share,
 )
 from trees.engine.fairtree import compute as fair_tree_compute
+from trees.engine.formula import JOB_SORT_NAMES, FormulaError, parse_formula
 from trees.engine.pbs import (
     FAIRSHARE_MIN_USAGE,
     ROOT_ALIAS,
@@ -46,9 +47,12 @@ from trees.formats.usage_file import RejectedRecord, UsageFile, screen_records
 from trees.models import (
     Cluster,
     FairshareEntity,
+    Membership,
     Node,
     NodeKind,
     NodeOrigin,
+    Person,
+    Role,
     Scheduler,
     ShareChange,
 )
@@ -169,6 +173,29 @@ def sched_config_import(*, cluster_name: str, config: FairshareConfig) -> StoreS
 
             jobs_usage_recompute(cluster=cluster)
     return replace(summary, cluster_created=created)
+
+
+def job_sort_formula_set(*, cluster: Cluster, formula: str) -> None:
+    """The cluster's `job_sort_formula` (a PBS server attribute, set with qmgr); "" for none.
+
+    A formula that does not parse, or names what PBS does not know, is refused with where.
+    """
+    if formula:
+        try:
+            parse_formula(formula, JOB_SORT_NAMES)
+        except FormulaError as exc:
+            raise ValidationError({"job_sort_formula": f"{formula!r}: {exc}"}) from exc
+    with transaction.atomic():
+        cluster.job_sort_formula = formula
+        cluster.save(update_fields=["job_sort_formula"])
+
+
+def cluster_delete(*, name: str) -> bool:
+    """Remove the cluster with all it holds (tree, usage, jobs, cycles, history, memberships);
+    False when there was none."""
+    with transaction.atomic():
+        deleted, _ = Cluster.objects.filter(name=name).delete()
+    return deleted > 0
 
 
 @dataclass(frozen=True)
@@ -714,3 +741,33 @@ def _slurm_store(
         removed=len(removed),
         share_changes=len(changes),
     )
+
+
+def login_set(*, username: str, password: str, admin: bool = False) -> User:
+    """A dashboard login with this password, made or updated; an admin is Django staff and
+    superuser, anyone else neither. The password is taken as given (the demo prints it)."""
+    with transaction.atomic():
+        user, _ = User.objects.get_or_create(username=username)
+        user.set_password(password)
+        user.is_active = True
+        user.is_staff = user.is_superuser = admin
+        user.save()
+    return user
+
+
+def person_set(*, user: User, scheduler_user: str) -> Person:
+    """Who `user` is to the schedulers: the user name their jobs run under."""
+    person, _ = Person.objects.update_or_create(
+        user=user, defaults={"scheduler_user": scheduler_user}
+    )
+    return person
+
+
+def membership_set(*, user: User, node: Node, role: str) -> Membership:
+    """`user` is a member or manager of `node` (once: a second call changes the role)."""
+    if role not in Role.values:
+        raise ValidationError({"role": f"{role!r} is not one of {', '.join(Role.values)}"})
+    membership, _ = Membership.objects.update_or_create(
+        user=user, node=node, defaults={"role": role}
+    )
+    return membership
