@@ -1,3 +1,5 @@
+from io import StringIO
+
 import pytest
 from django.core.management import call_command
 from django.test import Client
@@ -5,7 +7,7 @@ from django.test import Client
 
 @pytest.mark.django_db
 def test_the_index_lists_each_cluster_with_its_pbsfs_listing(client: Client) -> None:
-    call_command("demo", stdout=None)
+    call_command("demo", "--small", "--password", "demo", stdout=StringIO())
     page = client.get("/").content.decode()
     assert "<h2>whitepaper" in page
     assert "<h2>forum" in page
