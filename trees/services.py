@@ -29,6 +29,7 @@ from trees.engine.fairtree import (
     target_share,
 )
 from trees.engine.fairtree import compute as fair_tree_compute
+from trees.engine.formula import JOB_SORT_NAMES, FormulaError, parse_formula
 from trees.engine.pbs import (
     FAIRSHARE_MIN_USAGE,
     ROOT_ALIAS,
@@ -43,7 +44,18 @@ from trees.engine.tree import ROOT
 from trees.formats.pbsfs import PbsfsResult, UsageDatabase, run_pbsfs
 from trees.formats.sched_config import FairshareConfig
 from trees.formats.usage_file import RejectedRecord, UsageFile, screen_records
-from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler, ShareChange
+from trees.models import (
+    Cluster,
+    FairshareEntity,
+    Membership,
+    Node,
+    NodeKind,
+    NodeOrigin,
+    Person,
+    Role,
+    Scheduler,
+    ShareChange,
+)
 from trees.selectors import (
     STORED_FIELDS,
     PbsState,
@@ -166,6 +178,29 @@ def sched_config_import(*, cluster_name: str, config: FairshareConfig) -> StoreS
     return replace(summary, cluster_created=created)
 
 
+def job_sort_formula_set(*, cluster: Cluster, formula: str) -> None:
+    """The cluster's `job_sort_formula` (a PBS server attribute, set with qmgr); "" for none.
+
+    A formula that does not parse, or names what PBS does not know, is refused with where.
+    """
+    if formula:
+        try:
+            parse_formula(formula, JOB_SORT_NAMES)
+        except FormulaError as exc:
+            raise ValidationError({"job_sort_formula": f"{formula!r}: {exc}"}) from exc
+    with transaction.atomic():
+        cluster.job_sort_formula = formula
+        cluster.save(update_fields=["job_sort_formula"])
+
+
+def cluster_delete(*, name: str) -> bool:
+    """Remove the cluster with all it holds (tree, usage, jobs, cycles, history, memberships);
+    False when there was none."""
+    with transaction.atomic():
+        deleted, _ = Cluster.objects.filter(name=name).delete()
+    return deleted > 0
+
+
 @dataclass(frozen=True)
 class UsageImport:
     summary: StoreSummary | None  # None: no record could be imported, nothing was written
@@ -281,10 +316,18 @@ def pbsfs_run(*, cluster: Cluster, argv: Sequence[str], now: datetime | None = N
     return result
 
 
-def _kind(pbs: PbsTree, node: int) -> str:
+def _kind(pbs: PbsTree, node: int, leaf_kind: str) -> str:
     if pbs.is_leaf(node) and node not in (ROOT, pbs.unknown):
-        return NodeKind.USER
+        return leaf_kind
     return NodeKind.ORGANIZATION if pbs.tree.depth[node] <= 1 else NodeKind.PROJECT
+
+
+def _leaf_kind(cluster: Cluster) -> str:
+    """What a PBS entity is: a user where jobs are charged to users, else the project (the
+    account, group or queue) they are charged to, as seed 003's site charges projects."""
+    if cluster.fairshare_entity in (FairshareEntity.EUSER, FairshareEntity.EGROUP_EUSER):
+        return NodeKind.USER
+    return NodeKind.PROJECT
 
 
 def _pbs_store(
@@ -314,6 +357,7 @@ def _pbs_store(
 
     # Rows, not model instances, compared as tuples in STORED_FIELDS order.
     metric_rows = _metric_rows(metrics)
+    leaf_kind = _leaf_kind(cluster)
     existing = dict(stored)  # what is left in it at the end is removed
     origin_at, shares_at = 2 + STORED_FIELDS.index("origin"), 2 + STORED_FIELDS.index("shares")
     had_tree = any(row[origin_at] == NodeOrigin.DEFINED for row in existing.values())
@@ -336,7 +380,7 @@ def _pbs_store(
         shares = None if index == ROOT else pbs.shares(index)
         values = (
             by_index.get(pbs.tree.parent[index]),
-            _kind(pbs, index),
+            _kind(pbs, index, leaf_kind),
             origin,
             position.get(name, seq or 0),
             shares,
@@ -719,3 +763,33 @@ def _slurm_store(
         removed=len(removed),
         share_changes=len(changes),
     )
+
+
+def login_set(*, username: str, password: str, admin: bool = False) -> User:
+    """A dashboard login with this password, made or updated; an admin is Django staff and
+    superuser, anyone else neither. The password is taken as given (the demo prints it)."""
+    with transaction.atomic():
+        user, _ = User.objects.get_or_create(username=username)
+        user.set_password(password)
+        user.is_active = True
+        user.is_staff = user.is_superuser = admin
+        user.save()
+    return user
+
+
+def person_set(*, user: User, scheduler_user: str) -> Person:
+    """Who `user` is to the schedulers: the user name their jobs run under."""
+    person, _ = Person.objects.update_or_create(
+        user=user, defaults={"scheduler_user": scheduler_user}
+    )
+    return person
+
+
+def membership_set(*, user: User, node: Node, role: str) -> Membership:
+    """`user` is a member or manager of `node` (once: a second call changes the role)."""
+    if role not in Role.values:
+        raise ValidationError({"role": f"{role!r} is not one of {', '.join(Role.values)}"})
+    membership, _ = Membership.objects.update_or_create(
+        user=user, node=node, defaults={"role": role}
+    )
+    return membership

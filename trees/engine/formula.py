@@ -31,6 +31,16 @@ USAGE_RESOURCES = (
     "vmem",
     "billing",
 )
+# What a `job_sort_formula` may use besides them (seed 003, DESIGN.md §5): eligible_time in
+# seconds, the queue's priority and the fairshare numbers of the job's entity.
+JOB_SORT_NAMES = (
+    *USAGE_RESOURCES,
+    "eligible_time",
+    "queue_priority",
+    "fairshare_perc",
+    "fairshare_tree_usage",
+    "fairshare_factor",
+)
 
 MAX_FORMULA_LENGTH = 1000
 # Realistic formulas nest a handful of levels; the cap keeps compiling and evaluating (both

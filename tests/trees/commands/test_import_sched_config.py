@@ -43,3 +43,22 @@ def test_a_bad_value_is_named_and_pbs_default_used(run: Run, tmp_path: Path) -> 
         "Valid values are between 0 and 1.\n"
     )
     assert Cluster.objects.get(name="site").decay_factor == 0.5
+
+
+def test_the_leaves_are_projects_where_jobs_are_charged_to_accounts(
+    run: Run, tmp_path: Path
+) -> None:
+    tree = tmp_path / "resource_group"
+    tree.write_text("physics 10 root 60\nlattice-qcd 11 physics 40\nastro 12 physics 20\n")
+    assert run("import_resource_group", str(tree), "--cluster", "site").status == 0
+    kinds = dict(Node.objects.filter(cluster__name="site").values_list("name", "kind"))
+    assert (kinds["physics"], kinds["lattice-qcd"]) == ("organization", "user")
+    config = tmp_path / "sched_config"
+    config.write_text("fairshare_entity: Account_Name\n")
+    assert run("import_sched_config", str(config), "--cluster", "site").status == 0
+    kinds = dict(Node.objects.filter(cluster__name="site").values_list("name", "kind"))
+    assert (kinds["physics"], kinds["lattice-qcd"], kinds["astro"]) == (
+        "organization",
+        "project",
+        "project",
+    )

@@ -1,0 +1,252 @@
+"""manage.py demo: the sample clusters, then a generated site through the imports, the
+ingestion and the replay, and the three logins.
+
+The small demo (the generated year's last 14 days) is built once for the module; each test's
+changes roll back. Counts are exact: the site is generated from a fixed seed and end.
+"""
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from io import StringIO
+from itertools import pairwise
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.db.models import Sum
+from django.test import override_settings
+
+from accounting.models import Cycle, IngestRun, Job, NodeHistory
+from accounting.parsers.records import JobState
+from trees.management.commands.demo import LOGINS, login_passwords
+from trees.models import Cluster, Membership, Node, NodeOrigin, Person, Role
+from trees.services import cluster_delete
+
+pytestmark = pytest.mark.django_db
+
+NOW = "2026-03-04T15:20Z"  # a Wednesday afternoon: the generated jobs end at 15:00
+END = datetime(2026, 3, 4, 15, tzinfo=UTC)
+FIRST = END - timedelta(days=14)  # the first replayed cycle
+PASSWORD = "demo-password"
+QUICK_HASHER = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+CLUSTERS = ("fairtree", "forum", "whitepaper", "hpc", "gpu")
+
+
+def demo(*args: str) -> str:
+    out = StringIO()
+    call_command("demo", "--small", "--now", NOW, *args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def built(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
+    """What the demo printed; its site stays in the database for the module's tests."""
+    with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=QUICK_HASHER):
+        try:
+            yield demo("--password", PASSWORD)
+        finally:
+            for name in CLUSTERS:
+                cluster_delete(name=name)
+            User.objects.filter(username__in=LOGINS).delete()
+
+
+@pytest.fixture(autouse=True)
+def quick_passwords(settings: Any, built: str) -> None:
+    settings.PASSWORD_HASHERS = QUICK_HASHER
+
+
+def steps(output: str) -> list[str]:
+    """The lines the demo printed, each step's time taken off."""
+    return [re.sub(r" \(\d+\.\d s\)$", "", line) for line in output.splitlines()]
+
+
+def test_it_says_what_each_step_did_and_how_long_it_took(built: str) -> None:
+    timed = [line for line in built.splitlines() if re.search(r" \(\d+\.\d s\)$", line)]
+    assert len(timed) == 11  # removal, samples, 4 steps a generated cluster, logins
+    assert steps(built)[:4] == [
+        "clusters removed: none",
+        "loaded Slurm cluster fairtree: 18 associations",
+        "loaded cluster forum: 6 tree entries",
+        "loaded cluster whitepaper: 12 tree entries",
+    ]
+    assert steps(built)[5:13] == [
+        "hpc: 1,726 jobs of 14 days to 2026-03-04T15:00:00+00:00 generated,"
+        " 5,150 accounting records written",
+        "hpc: tree of 35 entries imported (usage ncpus*walltime per Account_Name,"
+        " decay 0.5 every 168 h)",
+        "hpc: 5,150 records ingested from 15 files: 1,705 runs ended, 14 still running,"
+        " 0 rejected; entities under unknown: staff",
+        "hpc: 2,017 cycles of 10 minutes replayed (2 decays), 11,285 history rows kept",
+        "gpu: 575 jobs of 14 days to 2026-03-04T15:00:00+00:00 generated,"
+        " 1,703 accounting records written",
+        "gpu: tree of 335 entries imported (usage ngpus*walltime per euser, decay 0.5 every 24 h)",
+        "gpu: 1,703 records ingested from 15 files: 556 runs ended, 16 still running,"
+        " 0 rejected; entities under unknown: hpcadmin",
+        "gpu: 2,017 cycles of 10 minutes replayed (14 decays), 100,089 history rows kept",
+    ]
+    assert re.fullmatch(r"demo built in \d+\.\d s", built.splitlines()[-1])
+
+
+def test_the_generated_clusters_have_the_sites_tree_and_policy(built: str) -> None:
+    assert sorted(Cluster.objects.values_list("name", flat=True)) == sorted(CLUSTERS)
+    kinds = {
+        name: Counter(
+            Node.objects.filter(cluster__name=name, origin=NodeOrigin.DEFINED).values_list(
+                "kind", flat=True
+            )
+        )
+        for name in ("hpc", "gpu")
+    }
+    assert kinds["hpc"] == {"organization": 5, "project": 30}  # projects are the entities
+    assert kinds["gpu"] == {"organization": 5, "project": 30, "user": 300}
+    hpc, gpu = Cluster.objects.get(name="hpc"), Cluster.objects.get(name="gpu")
+    assert (hpc.fairshare_entity, hpc.fairshare_usage_res) == ("Account_Name", "ncpus*walltime")
+    assert (hpc.decay_interval, hpc.decay_factor) == (timedelta(hours=168), 0.5)
+    assert hpc.job_sort_formula == (
+        "10*(ncpus/6656)+1000*(1-fairshare_tree_usage)+(eligible_time/86400)"
+    )
+    assert (gpu.fairshare_entity, gpu.fairshare_usage_res) == ("euser", "ngpus*walltime")
+    assert (gpu.decay_interval, gpu.decay_factor, gpu.job_sort_formula) == (
+        timedelta(hours=24),
+        0.5,
+        "",
+    )
+    # The staff's test jobs name an account the tree lacks: PBS keeps it under unknown.
+    staff = Node.objects.filter(cluster=hpc, name="staff").values_list("parent__name", "origin")
+    assert staff.get() == ("unknown", NodeOrigin.USAGE)
+
+
+def test_the_jobs_are_stored_with_those_still_running(built: str) -> None:
+    states = {
+        name: Counter(Job.objects.filter(cluster__name=name).values_list("state", flat=True))
+        for name in ("hpc", "gpu")
+    }
+    assert states["hpc"] == {JobState.ENDED: 1705, JobState.RUNNING: 14}
+    assert states["gpu"] == {JobState.ENDED: 556, JobState.RUNNING: 16}
+    assert not Job.objects.filter(cluster__name="hpc", node=None).exists()
+    assert set(IngestRun.objects.values_list("rejected", flat=True)) == {0}
+
+
+def test_more_jobs_start_on_weekdays_and_in_working_hours(built: str) -> None:
+    starts = [start for start in Job.objects.values_list("start", flat=True) if start]
+    days = Counter(start.weekday() for start in starts)
+    # Fourteen days to a Wednesday 15:00: ten weekdays (and a bit) and four weekend days.
+    assert sum(days[day] for day in range(5)) / 10 > 2 * (days[5] + days[6]) / 4
+    hours = Counter(start.hour for start in starts)
+    assert sum(hours[hour] for hour in range(9, 17)) / 8 > 3 * sum(hours[h] for h in range(6)) / 6
+
+
+def epoch(moment: datetime | None) -> int:
+    assert moment is not None
+    return int(moment.timestamp())
+
+
+def decayed(runs: list[tuple[int, int, float]], decays: list[int], factor: float) -> float:
+    """What PBS's cycles leave of runs (start, end, usage): each accrues evenly over its run
+    and the part accrued before a decay is decayed with it."""
+    total = 0.0
+    for start, end, usage in runs:
+        edges = [start, *(moment for moment in decays if start < moment < end), end]
+        for low, high in pairwise(edges):
+            later = sum(1 for moment in decays if moment >= high)
+            total += usage * (high - low) / (end - start) * factor**later
+    return total
+
+
+@pytest.mark.parametrize(("cluster", "by"), [("hpc", "account"), ("gpu", "user")])
+def test_the_replayed_usage_is_what_the_ingested_jobs_imply(
+    built: str, cluster: str, by: str
+) -> None:
+    jobs = Job.objects.filter(cluster__name=cluster)
+    ended = jobs.filter(state=JobState.ENDED).aggregate(total=Sum("usage"))["total"]
+    running = jobs.filter(state=JobState.RUNNING).aggregate(total=Sum("accrued"))["total"]
+    cycles = Cycle.objects.filter(cluster__name=cluster)
+    assert cycles.count() == 14 * 24 * 6 + 1
+    assert cycles.aggregate(total=Sum("usage_added"))["total"] == pytest.approx(
+        ended + running, rel=1e-12
+    )
+    # The entity that ran most: its usage is its jobs', decayed as they ran.
+    entity = Counter(dict(jobs.values_list(by).annotate(Sum("usage")))).most_common(1)[0][0]
+    node = Node.objects.get(cluster__name=cluster, name=entity)
+    interval = int(node.cluster.decay_interval.total_seconds())
+    first, last = int(FIRST.timestamp()), int(END.timestamp())
+    decays = list(range(first + interval, last + 1, interval))
+    runs = [
+        (epoch(job.start), last, job.accrued)
+        if job.state == JobState.RUNNING
+        else (epoch(job.start), epoch(job.end), job.usage)
+        for job in jobs.filter(**{by: entity})
+    ]
+    # Its record begins at 1 with its first run's first cycle, and decays with the rest.
+    created = min(start for start, _, _ in runs) // 600 * 600 + 600
+    first_one = 0.5 ** sum(1 for moment in decays if moment >= created)
+    assert node.usage == pytest.approx(first_one + decayed(runs, decays, 0.5), rel=1e-12)
+    assert node.history.count() > 0
+
+
+def test_the_logins_have_their_roles(built: str) -> None:
+    alice, bob, carol = (User.objects.get(username=name) for name in LOGINS)
+    assert (alice.is_staff, alice.is_superuser) == (True, True)
+    assert (bob.is_staff, carol.is_staff) == (False, False)
+    assert all(user.check_password(PASSWORD) for user in (alice, bob, carol))
+    runs_as = Person.objects.get(user=bob).scheduler_user
+    projects = sorted(
+        Membership.objects.filter(
+            user=bob, role=Role.MEMBER, node__cluster__name="hpc"
+        ).values_list("node__name", flat=True)
+    )
+    assert (runs_as, projects) == ("dkaya", ["cond-matter", "genomics"])
+    assert Membership.objects.filter(user=bob).count() == 4  # on hpc and gpu
+    for project in projects:  # he ran jobs for both, and has a leaf on the GPU cluster
+        assert Job.objects.filter(cluster__name="hpc", user=runs_as, account=project).exists()
+    leaf = Node.objects.filter(cluster__name="gpu", name=runs_as).values_list("parent__name")
+    assert leaf.get() == ("cond-matter",)
+    managed = Membership.objects.filter(user=carol).values_list("node__name", "node__kind", "role")
+    assert list(managed) == [("physics", "organization", "manager")] * 2
+    assert "  bob   demo-password  member of cond-matter and genomics; runs jobs as dkaya" in (
+        built.splitlines()
+    )
+
+
+def counts() -> dict[str, object]:
+    return {
+        "clusters": Cluster.objects.count(),
+        "nodes": Node.objects.count(),
+        "usage": sorted(Node.objects.values_list("cluster__name", "name", "usage")),
+        "jobs": Job.objects.count(),
+        "accrued": Job.objects.aggregate(total=Sum("accrued"))["total"],
+        "cycles": Cycle.objects.count(),
+        "history": NodeHistory.objects.count(),
+        "ingestions": IngestRun.objects.count(),
+        "users": User.objects.count(),
+        "persons": list(Person.objects.values_list("user__username", "scheduler_user")),
+        "memberships": sorted(
+            Membership.objects.values_list("user__username", "node__cluster__name", "node__name")
+        ),
+    }
+
+
+def test_running_it_again_duplicates_nothing(built: str, monkeypatch: Any) -> None:
+    before = counts()
+    monkeypatch.delenv("DEMO_PASSWORD", raising=False)
+    again = demo()
+    assert counts() == before
+    assert steps(again)[0] == "clusters removed: fairtree, forum, whitepaper, hpc, gpu"
+    # Without --password nor $DEMO_PASSWORD, each login gets a new random one, printed.
+    printed = {line.split()[0]: line.split()[1] for line in again.splitlines()[-5:-2]}
+    assert sorted(printed) == sorted(LOGINS)
+    assert len(set(printed.values())) == 3
+    for name, password in printed.items():
+        assert User.objects.get(username=name).check_password(password)
+
+
+def test_the_password_is_the_options_else_the_environments_else_random() -> None:
+    assert login_passwords("given", {"DEMO_PASSWORD": "env"}) == dict.fromkeys(LOGINS, "given")
+    assert login_passwords(None, {"DEMO_PASSWORD": "env"}) == dict.fromkeys(LOGINS, "env")
+    drawn = login_passwords(None, {})
+    assert sorted(drawn) == sorted(LOGINS)
+    assert len(set(drawn.values())) == 3
+    assert all(len(password) >= 12 for password in drawn.values())

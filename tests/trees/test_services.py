@@ -1,0 +1,96 @@
+"""trees.services: the cluster's job_sort_formula, removing a cluster, logins and their places."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+
+from accounting.models import Cycle, IngestRun, Job, NodeHistory
+from accounting.services import cycle_run
+from tests.accounting.test_services import DAY1, TREE, pbs_ingest
+from tests.conftest import write_file
+from trees.formats.resource_group import parse_resource_group
+from trees.models import Cluster, Membership, Node, Person, Role, ShareChange
+from trees.selectors import cluster_get, epoch_time, node_get
+from trees.services import (
+    cluster_delete,
+    job_sort_formula_set,
+    login_set,
+    membership_set,
+    person_set,
+    resource_group_import,
+)
+
+pytestmark = pytest.mark.django_db
+
+SEED_003 = "10*(ncpus/6656)+1000*(1-fairshare_tree_usage)+(eligible_time/86400)"
+
+
+@pytest.fixture(autouse=True)
+def quick_passwords(settings: Any) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def site() -> Cluster:
+    groups = parse_resource_group(TREE.encode())
+    resource_group_import(cluster_name="site", groups=groups.groups, pbs_messages=[], source="t")
+    return cluster_get(name="site")
+
+
+def test_the_job_sort_formula_is_stored_once_it_parses(site: Cluster) -> None:
+    job_sort_formula_set(cluster=site, formula=SEED_003)
+    assert cluster_get(name="site").job_sort_formula == SEED_003
+    with pytest.raises(ValidationError) as refused:
+        job_sort_formula_set(cluster=site, formula="1000*(1-fairshare_tree_usge)")
+    assert "fairshare_tree_usge" in str(refused.value)
+    assert cluster_get(name="site").job_sort_formula == SEED_003
+    job_sort_formula_set(cluster=site, formula="")
+    assert cluster_get(name="site").job_sort_formula == ""
+
+
+def test_removing_a_cluster_takes_all_it_holds(site: Cluster, tmp_path: Path) -> None:
+    pbs_ingest(write_file(tmp_path, "20260301", DAY1))
+    cycle_run(cluster=site, now=epoch_time(1772380800))  # 2026-03-01T16:00Z
+    alice = login_set(username="alice", password="x")
+    membership_set(user=alice, node=node_get(cluster=site, name="chem"), role=Role.MEMBER)
+    other = Cluster.objects.create(name="other")
+    assert Job.objects.filter(cluster=site).count() == 4
+    assert NodeHistory.objects.count() == 7  # a row for each node, cy under unknown too
+    assert cluster_delete(name="site") is True
+    assert list(Cluster.objects.all()) == [other]
+    assert Job.objects.count() == Cycle.objects.count() == Node.objects.count() == 0
+    assert Membership.objects.count() == ShareChange.objects.count() == 0
+    assert NodeHistory.objects.count() == IngestRun.objects.count() == 0
+    assert User.objects.filter(username="alice").exists()
+    assert cluster_delete(name="site") is False
+
+
+def test_a_login_is_made_then_updated() -> None:
+    alice = login_set(username="alice", password="first", admin=True)
+    assert (alice.is_staff, alice.is_superuser, alice.check_password("first")) == (
+        True,
+        True,
+        True,
+    )
+    again = login_set(username="alice", password="second")
+    assert again.pk == alice.pk
+    assert User.objects.count() == 1
+    stored = User.objects.get()
+    assert (stored.is_staff, stored.is_superuser) == (False, False)
+    assert (stored.check_password("second"), stored.check_password("first")) == (True, False)
+
+
+def test_a_person_and_memberships_are_held_once(site: Cluster) -> None:
+    bob = login_set(username="bob", password="x")
+    person_set(user=bob, scheduler_user="ann")
+    person_set(user=bob, scheduler_user="bob")
+    assert list(Person.objects.values_list("user__username", "scheduler_user")) == [("bob", "bob")]
+    chem = node_get(cluster=site, name="chem")
+    membership_set(user=bob, node=chem, role=Role.MEMBER)
+    membership_set(user=bob, node=chem, role=Role.MANAGER)
+    assert list(Membership.objects.values_list("node__name", "role")) == [("chem", "manager")]
+    with pytest.raises(ValidationError):
+        membership_set(user=bob, node=chem, role="owner")
