@@ -513,48 +513,48 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> Cycle | None:
             )
         _check_cycle_policy(cluster)
         if cluster.scheduler == Scheduler.SLURM:
-            done = _slurm_cycle(cluster, now, last_at)
-            _accruals_save(done.changed.values())
-            _history_write(cluster, now)
-            return Cycle.objects.create(
-                cluster=cluster,
-                at=now,
-                jobs_accrued=len(done.changed),
-                usage_added=done.added,
-                decays_applied=int(done.decayed),
-                usage_reset=done.reset,
-                duration=time.perf_counter() - clock,
-                started_at=started,
-            )
-        state = pbs_state_get(cluster=cluster)
-        accrual = Accrual(parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES))
-        records, last_decay, decays = cycle_usage(
-            accrual,
-            _accruing(cluster, now),
-            {record.name: record.usage for record in state.database.records},
-            now=epoch_seconds(now),
-            last_decay=state.database.last_decay,
-            groups=state.groups,
-            **_decay_policy(cluster),
-        )
-        database = UsageDatabase(
-            exists=True,
-            last_decay=last_decay,
-            records=tuple(UsageRecord(name, usage) for name, usage in records.items()),
-        )
-        pbs_database_store(cluster=cluster, state=state, database=database, reason="cycle")
-        _accruals_save(accrual.changed.values())
+            cycle, changed = _slurm_cycle(cluster, now, last_at)
+        else:
+            cycle, changed = _pbs_cycle(cluster, now)
+        _accruals_save(changed)
         _history_write(cluster, now)
-        return Cycle.objects.create(
-            cluster=cluster,
-            at=now,
-            jobs_accrued=len(accrual.changed),
-            usage_added=accrual.added,
-            decays_applied=len(decays),
-            decay_times=[epoch_time(instant).isoformat() for instant in decays],
-            duration=time.perf_counter() - clock,
-            started_at=started,
-        )
+        cycle.cluster, cycle.at, cycle.started_at = cluster, now, started
+        cycle.duration = time.perf_counter() - clock
+        cycle.save(force_insert=True)
+        return cycle
+
+
+def _pbs_cycle(cluster: Cluster, now: datetime) -> tuple[Cycle, Iterable[Run]]:
+    """The PBS scheduler's cycle at `now` on the stored usage database, stored with its
+    metrics: its ledger row (unsaved) and the runs whose accrual moved."""
+    state = pbs_state_get(cluster=cluster)
+    accrual = Accrual(parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES))
+    records, last_decay, decays = cycle_usage(
+        accrual,
+        _accruing(cluster, now),
+        {record.name: record.usage for record in state.database.records},
+        now=epoch_seconds(now),
+        last_decay=state.database.last_decay,
+        groups=state.groups,
+        **_decay_policy(cluster),
+    )
+    database = UsageDatabase(
+        exists=True,
+        last_decay=last_decay,
+        records=tuple(UsageRecord(name, usage) for name, usage in records.items()),
+    )
+    pbs_database_store(cluster=cluster, state=state, database=database, reason="cycle")
+    return _pbs_ledger(accrual, decays), accrual.changed.values()
+
+
+def _pbs_ledger(accrual: Accrual, decays: Sequence[int]) -> Cycle:
+    """The ledger row of a PBS cycle (live or replayed), without its cluster and times."""
+    return Cycle(
+        jobs_accrued=len(accrual.changed),
+        usage_added=accrual.added,
+        decays_applied=len(decays),
+        decay_times=[epoch_time(instant).isoformat() for instant in decays],
+    )
 
 
 def _decay_policy(cluster: Cluster) -> dict[str, Any]:
@@ -619,8 +619,11 @@ def _accruals_save(runs: Iterable[Run]) -> None:
     rows_update(Job, ["accrued"], [(run.key, run.accrued) for run in runs])
 
 
-def _slurm_cycle(cluster: Cluster, now: datetime, last_at: datetime | None) -> SlurmPass:
-    """slurmctld's pass at `now` on the stored associations, stored with its metrics."""
+def _slurm_cycle(
+    cluster: Cluster, now: datetime, last_at: datetime | None
+) -> tuple[Cycle, Iterable[Run]]:
+    """slurmctld's pass at `now` on the stored associations, stored with its metrics: its
+    ledger row (unsaved) and the runs whose ledger moved."""
     state = slurm_state_get(cluster=cluster)
     done = slurm_pass(
         state.tree,
@@ -631,7 +634,17 @@ def _slurm_cycle(cluster: Cluster, now: datetime, last_at: datetime | None) -> S
         **_slurm_policy(cluster, now, last_at),
     )
     slurm_usage_store(cluster=cluster, state=state, reason="cycle")
-    return done
+    return _slurm_ledger(done), done.changed.values()
+
+
+def _slurm_ledger(done: SlurmPass) -> Cycle:
+    """The ledger row of a Slurm pass (live or replayed), without its cluster and times."""
+    return Cycle(
+        jobs_accrued=len(done.changed),
+        usage_added=done.added,
+        decays_applied=int(done.decayed),
+        usage_reset=done.reset,
+    )
 
 
 def _slurm_policy(cluster: Cluster, now: datetime, last_at: datetime | None) -> dict[str, Any]:
@@ -885,12 +898,7 @@ class _PbsSimulation(_Simulation):
         )
         if decays:
             self._forget_removed()
-        return Cycle(
-            jobs_accrued=len(accrual.changed),
-            usage_added=accrual.added,
-            decays_applied=len(decays),
-            decay_times=[epoch_time(instant).isoformat() for instant in decays],
-        )
+        return _pbs_ledger(accrual, decays)
 
     def numbers(self) -> Iterator[tuple[Hashable, tuple[Any, ...]]]:
         pbs = PbsTree.build(
@@ -951,12 +959,7 @@ class _SlurmSimulation(_Simulation):
             **_slurm_policy(self.cluster, epoch_time(moment), last_at),
         )
         self.last_ran = moment
-        return Cycle(
-            jobs_accrued=len(done.changed),
-            usage_added=done.added,
-            decays_applied=int(done.decayed),
-            usage_reset=done.reset,
-        )
+        return _slurm_ledger(done)
 
     def numbers(self) -> Iterator[tuple[Hashable, tuple[Any, ...]]]:
         for index, values in enumerate(slurm_numbers(self.cluster, self.tree)):

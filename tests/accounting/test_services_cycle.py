@@ -150,10 +150,10 @@ def test_a_cycle_that_dies_leaves_nothing(monkeypatch: pytest.MonkeyPatch) -> No
     cluster = site()
     job(cluster, "1", "ann", T0 - 3600, T0 - 60, 4)
 
-    def disk_full(**kwargs: object) -> None:
+    def disk_full(*args: object, **kwargs: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(Cycle.objects, "create", disk_full)
+    monkeypatch.setattr(Cycle, "save", disk_full)  # the ledger row, written last
     with pytest.raises(OSError, match="disk full"):
         cycle_run(cluster=cluster, now=at(T0))
     monkeypatch.undo()
