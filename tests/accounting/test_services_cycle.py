@@ -39,7 +39,15 @@ def site(decay_factor: float = 0.5) -> Cluster:
     return cluster
 
 
-def job(cluster: Cluster, job_id: str, entity: str, start: int, end: int | None, ncpus: int) -> Job:
+def job(
+    cluster: Cluster,
+    job_id: str,
+    entity: str,
+    start: int,
+    end: int | None,
+    ncpus: int,
+    **fields: object,
+) -> Job:
     """A run by hand: ended when `end` is given (usage ncpus*walltime), else running."""
     values: dict[str, object] = {"state": JobState.RUNNING, "usage": 0.0}
     if end is not None:
@@ -53,12 +61,11 @@ def job(cluster: Cluster, job_id: str, entity: str, start: int, end: int | None,
         cluster=cluster,
         job_id=job_id,
         entity=entity,
-        user=entity,
         ncpus=ncpus,
         start=at(start),
         source_file="hand",
         source_line=1,
-        **values,
+        **{"user": entity, **values, **fields},
     )
 
 

@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 
 from accounting.models import Cycle, Job, NodeHistory
-from accounting.parsers.records import JobState
 from accounting.selectors import clusters_due, history_events_get, node_history_get
 from accounting.services import CycleRefused, cycle_run, history_roll_up, replay
-from tests.accounting.test_services_cycle import DAY, MIDNIGHT, T0, at
+from tests.accounting.test_services_cycle import DAY, MIDNIGHT, T0, at, job
 from trees.engine.fairtree import AssociationDef, decay_factor
 from trees.models import Cluster, Node
 from trees.selectors import sshare_get
@@ -47,27 +46,9 @@ def slurm_job(
     cluster: Cluster, job_id: str, entity: str, start: int, end: int | None, cpus: int
 ) -> Job:
     """A run by hand, as sacct gives it: billing TRES = cpus, usage cpus × elapsed."""
-    values: dict[str, object] = {"state": JobState.RUNNING, "usage": 0.0}
-    if end is not None:
-        values = {
-            "state": JobState.ENDED,
-            "walltime": end - start,
-            "end": at(end),
-            "usage": float(cpus * (end - start)),
-        }
     account, user = entity.split(":")
-    return Job.objects.create(
-        cluster=cluster,
-        job_id=job_id,
-        entity=entity,
-        user=user,
-        account=account,
-        ncpus=cpus,
-        billing=float(cpus),
-        start=at(start),
-        source_file="hand",
-        source_line=1,
-        **values,
+    return job(
+        cluster, job_id, entity, start, end, cpus, user=user, account=account, billing=float(cpus)
     )
 
 

@@ -519,12 +519,14 @@ def next_usage_reset(after: datetime, period: UsageResetPeriod) -> datetime | No
     return midnight.replace(year=month0 // 12, month=month0 % 12 + 1, day=1)
 
 
-def decay_usage(tree: SlurmTree, factor: float, seconds: float) -> None:
-    """Every association's own usage (the root's too) × pow(decay_factor, run_delta)."""
+def decay_usage(tree: SlurmTree, factor: float, seconds: float) -> bool:
+    """Every association's own usage (the root's too) × pow(decay_factor, run_delta); whether
+    it changed anything (slurmctld skips a real_decay of 1)."""
     real = decay_over(factor, seconds)
     if real == 1.0:
-        return
+        return False
     tree.tree.usage = [usage * real for usage in tree.tree.usage]
+    return True
 
 
 def charge(tree: SlurmTree, node: int, usage: float) -> None:

@@ -98,8 +98,7 @@ def slurm_pass(
     if reset:
         tree.tree.usage = [0.0] * len(tree)
         done.reset = True
-    decay_usage(tree, factor, now - last_ran)
-    done.decayed = decay_over(factor, now - last_ran) != 1.0
+    done.decayed = decay_usage(tree, factor, now - last_ran)
     for run in runs:
         if run.start >= now or _ended(run, now) or run.billable <= 0:
             continue

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from trees.engine.cycle import Run
 from trees.engine.fairtree import AssociationDef, SlurmTree, decay_factor
 from trees.engine.slurm_pass import (
+    SlurmPass,
     billable_tres,
     charged_until,
     run_usage,
@@ -46,19 +47,23 @@ def passes(
     *,
     charge_job_end: bool = True,
     last_ran: int | None = None,
-) -> None:
+    reset: bool = False,
+) -> SlurmPass:
+    """Passes at `times` after one at `last_ran`; what the last of them did."""
+    done = SlurmPass()
     for now in times:
-        slurm_pass(
+        done = slurm_pass(
             slurm,
             runs,
             now=now,
             last_ran=last_ran,
             factor=factor,
-            reset=False,
+            reset=reset,
             charge_job_end=charge_job_end,
             association=lambda entity: slurm.find(*entity.split(":")),
         )
         last_ran = now
+    return done
 
 
 def usage(slurm: SlurmTree, account: str, user: str | None = None) -> float:
@@ -92,16 +97,7 @@ def test_the_first_pass_only_starts_the_clock() -> None:
     job = run(1, "chem:ann", T - 600, None, 4)
     ended = run(2, "phys:bob", T - 900, T - 300, 1)
     later = run(3, "phys:bob", T + 60, None, 1)
-    done = slurm_pass(
-        slurm,
-        [job, ended, later],
-        now=T,
-        last_ran=None,
-        factor=HALF_LIFE_2MIN,
-        reset=False,
-        charge_job_end=True,
-        association=lambda entity: slurm.find(*entity.split(":")),
-    )
+    done = passes(slurm, [job, ended, later], [T], HALF_LIFE_2MIN)
     assert (sorted(done.changed), done.added, done.decayed) == ([1, 2], 0.0, False)
     assert slurm.tree.usage == [0.0] * len(slurm)
     assert (job.accrued, ended.accrued, later.accrued) == (4 * 600, 600, 0)
@@ -160,16 +156,7 @@ def test_a_due_reset_zeroes_usage_before_the_pass_charges_running_jobs() -> None
     running = run(2, "chem:ann", T + 50, None, 1)
     passes(slurm, [ended, running], [T, T + 100], NO_DECAY)
     assert (usage(slurm, "phys", "bob"), usage(slurm, "chem", "ann")) == (10, 50)
-    done = slurm_pass(
-        slurm,
-        [ended, running],
-        now=T + 200,
-        last_ran=T + 100,
-        factor=NO_DECAY,
-        reset=True,
-        charge_job_end=True,
-        association=lambda entity: slurm.find(*entity.split(":")),
-    )
+    done = passes(slurm, [ended, running], [T + 200], NO_DECAY, last_ran=T + 100, reset=True)
     assert done.reset
     assert (usage(slurm, "phys", "bob"), usage(slurm, "chem", "ann")) == (0, 100)
     assert slurm.tree.usage[0] == 100
