@@ -52,7 +52,7 @@ from trees.selectors import (
     epoch_seconds,
     epoch_time,
     pbs_state_get,
-    slurm_keys_get,
+    slurm_node_ids_get,
     slurm_state_get,
 )
 from trees.services import (
@@ -842,7 +842,7 @@ class _Simulation:
         """Each node's key and its history values (_HISTORY_COLUMNS after node and time)."""
         raise NotImplementedError
 
-    def store_usage(self, cluster: Cluster) -> dict[Hashable, int]:
+    def store_usage(self, cluster: Cluster) -> Mapping[Any, int]:
         """Store the usage and metrics the last cycle left; the node id of each key."""
         raise NotImplementedError
 
@@ -926,7 +926,7 @@ class _PbsSimulation(_Simulation):
             if name not in self.records and name not in (TREEROOT, UNKNOWN):
                 del self.history[name]
 
-    def store_usage(self, cluster: Cluster) -> dict[Hashable, int]:
+    def store_usage(self, cluster: Cluster) -> Mapping[Any, int]:
         database = UsageDatabase(
             exists=True,
             last_decay=self.last_decay,
@@ -968,6 +968,6 @@ class _SlurmSimulation(_Simulation):
                 tuple(values[column] for column in _HISTORY_COLUMNS[2:]),
             )
 
-    def store_usage(self, cluster: Cluster) -> dict[Hashable, int]:
+    def store_usage(self, cluster: Cluster) -> Mapping[Any, int]:
         slurm_usage_store(cluster=cluster, state=self.state, reason="replay")
-        return {key: node for node, key in slurm_keys_get(cluster=cluster).items()}
+        return slurm_node_ids_get(cluster=cluster)

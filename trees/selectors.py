@@ -278,14 +278,14 @@ def slurm_state_get(*, cluster: Cluster) -> SlurmState:
     )
 
 
-def slurm_keys_get(*, cluster: Cluster) -> dict[int, tuple[str, str | None]]:
-    """Each node's association key: (account, None) for an account, (account, user)."""
+def slurm_node_ids_get(*, cluster: Cluster) -> dict[tuple[str, str | None], int]:
+    """Each association's node: (account, None) for an account, (account, user) for a user."""
     rows = list(Node.objects.filter(cluster=cluster).values_list("id", "parent_id", "name", "kind"))
     names = {pk: name for pk, _, name, _ in rows}
     return {
-        pk: (names.get(parent, "") if parent is not None else "", name)
+        (names.get(parent, "") if parent is not None else "", name)
         if kind == NodeKind.USER
-        else (name, None)
+        else (name, None): pk
         for pk, parent, name, kind in rows
     }
 
