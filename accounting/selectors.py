@@ -202,9 +202,7 @@ RECENT_JOBS = 20
 
 
 def recent_jobs_get(*, node: Node, limit: int = RECENT_JOBS) -> list[Job]:
-    """The runs last charged to a leaf, newest first (running ones first of all); none for a
-    group, whose runs are its leaves'."""
-    if node.children.exists():
-        return []
+    """The runs last charged to a node (a leaf: a group's runs are its leaves'), newest first,
+    running ones first of all."""
     jobs = Job.objects.filter(cluster_id=node.cluster_id, node=node)
     return list(jobs.order_by(F("end").desc(nulls_first=True), "-start")[:limit])

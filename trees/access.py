@@ -9,12 +9,13 @@ only along their own path: its nodes and their siblings' totals, without pages o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AnonymousUser, User
 
 from trees.models import Cluster, Membership, Node, NodeKind, Person, Role
+from trees.selectors import ancestor_ids_get
 
 
 @dataclass(frozen=True)
@@ -71,20 +72,5 @@ def access_get(*, user: User | AnonymousUser, cluster: Cluster) -> Access:
         ).values_list("id", flat=True)
     )
     whole_tree = admin or not cluster.private_usage
-    on_path = frozenset() if whole_tree else ancestors_of(subtrees | own)
+    on_path = frozenset() if whole_tree else ancestor_ids_get(subtrees | own)
     return Access(admin, whole_tree, subtrees, managed, own, on_path)
-
-
-def ancestors_of(nodes: Iterable[int]) -> frozenset[int]:
-    """Every ancestor of the nodes (one query a level)."""
-    found: set[int] = set()
-    frontier = set(nodes)
-    while frontier:
-        parents = set(
-            Node.objects.filter(id__in=frontier, parent__isnull=False).values_list(
-                "parent_id", flat=True
-            )
-        )
-        frontier = parents - found
-        found |= parents
-    return frozenset(found)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -191,16 +192,40 @@ def nodes_named_get(*, cluster: Cluster, text: str, limit: int = MATCHES_SHOWN) 
     matches = list(
         Node.objects.filter(cluster=cluster, name__icontains=text).order_by("name", "id")[:limit]
     )
-    found = {node.pk: node for node in matches}
-    frontier = {node.parent_id for node in matches} - {None} - found.keys()
-    while frontier:
-        parents = list(Node.objects.filter(pk__in=frontier))
-        found.update((node.pk, node) for node in parents)
-        frontier = {node.parent_id for node in parents} - {None} - found.keys()
-    roots = [node for node in found.values() if node.parent_id is None]
+    above = ancestor_ids_get([node.pk for node in matches]) - {node.pk for node in matches}
+    nodes = matches + list(Node.objects.filter(pk__in=above))
+    roots = [node for node in nodes if node.parent_id is None]
     if not roots:
         return Subtree([], {})
-    return _with_child_counts(cluster, list(found.values()), roots[0])
+    return _with_child_counts(cluster, nodes, roots[0])
+
+
+def ancestor_ids_get(nodes: Iterable[int]) -> frozenset[int]:
+    """Every ancestor of the nodes (one query a level)."""
+    found: set[int] = set()
+    frontier = set(nodes)
+    while frontier:
+        parents = set(
+            Node.objects.filter(id__in=frontier, parent__isnull=False).values_list(
+                "parent_id", flat=True
+            )
+        )
+        frontier = parents - found
+        found |= parents
+    return frozenset(found)
+
+
+def furthest_over_target(path: Sequence[Node], slurm: bool) -> Node | None:
+    """The level of a path (below the root) furthest over its target, which pulls the node
+    down: PBS, the highest usage/perc of those using more than their target share of the whole
+    (usage/perc above the root's usage); Slurm, the lowest Level FS under 1."""
+    below_root = path[1:]
+    if slurm:
+        over = [(n.level_fs, n) for n in below_root if n.level_fs is not None and n.level_fs < 1]
+    else:
+        whole = path[0].usage
+        over = [(-n.usage_perc, n) for n in below_root if n.usage_perc > whole]
+    return min(over, key=lambda pair: pair[0])[1] if over else None
 
 
 def subtree_get(*, cluster: Cluster, top: Node | None = None, levels: int = 2) -> Subtree:

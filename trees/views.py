@@ -21,6 +21,7 @@ from trees.models import Cluster, Node, Scheduler
 from trees.selectors import (
     cluster_listing_get,
     clusters_list,
+    furthest_over_target,
     node_path_get,
     nodes_named_get,
     subtree_get,
@@ -75,14 +76,14 @@ def tree_json(request: HttpRequest, name: str) -> HttpResponse:
             return top_id
         top = get_object_or_404(Node, pk=top_id, cluster=cluster) if top_id else None
         subtree = subtree_get(cluster=cluster, top=top, levels=levels)
-        if not access.sees(_paths(subtree.nodes[0].node, [])[subtree.nodes[0].node.pk]):
-            raise Http404("no such node")
     slurm = cluster.scheduler == Scheduler.SLURM
     paths = (
         _paths(subtree.nodes[0].node, [item.node for item in subtree.nodes])
         if subtree.nodes
         else {}
     )
+    if text is None and not access.sees(paths[subtree.nodes[0].node.pk]):
+        raise Http404("no such node")
     documents = []
     for item in subtree.nodes:
         path = paths[item.node.pk]
@@ -112,16 +113,19 @@ def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
         for child in children
         if access.sees([*ids, child.pk])
     ]
+    culprit = furthest_over_target(path, cluster.scheduler == Scheduler.SLURM)
+    reads = access.reads(ids)
     return render(
         request,
         "trees/node.html",
         {
             "cluster": cluster,
             "node": node,
-            "path": _path_rows(path, cluster.scheduler == Scheduler.SLURM),
+            "path": [(step, step is culprit) for step in path],
             "children": rows,
-            "jobs": recent_jobs_get(node=node) if access.reads(ids) else [],
-            "reads": access.reads(ids),
+            "group": bool(children),
+            "jobs": recent_jobs_get(node=node) if reads and not children else [],
+            "reads": reads,
             "slurm": cluster.scheduler == Scheduler.SLURM,
             "ranges": [*HISTORY_RANGES, "all"],
             "explain": EXPLANATIONS,
@@ -174,21 +178,6 @@ def _paths(top: Node, nodes: list[Node]) -> dict[int, list[int]]:
         if node.pk not in paths and node.parent_id in paths:
             paths[node.pk] = [*paths[node.parent_id], node.pk]
     return paths
-
-
-def _path_rows(path: list[Node], slurm: bool) -> list[tuple[Node, bool]]:
-    """Each level of the path, with whether it is the one furthest over its target, which
-    pulls the node down: PBS, the highest usage/perc of those using more than their target
-    share of the whole (usage/perc above the root's usage); Slurm, the lowest Level FS under
-    1 (the level's usage share above its shares')."""
-    below_root = path[1:]
-    if slurm:
-        over = [(n.level_fs, n) for n in below_root if n.level_fs is not None and n.level_fs < 1]
-    else:
-        whole = path[0].usage
-        over = [(-n.usage_perc, n) for n in below_root if n.usage_perc > whole]
-    culprit = min(over, key=lambda pair: pair[0])[1] if over else None
-    return [(step, step is culprit) for step in path]
 
 
 def _int_parameter(
