@@ -27,7 +27,7 @@ from accounting.generate import (
 )
 from accounting.models import IngestSource
 from accounting.services import ingest, replay
-from trees.formats.resource_group import parse_resource_group
+from trees.formats.resource_group import ResourceGroup, parse_resource_group
 from trees.formats.sched_config import parse_sched_config
 from trees.formats.sshare import read_sshare
 from trees.management.commands._base import FairshareCommand
@@ -129,16 +129,8 @@ class Command(FairshareCommand):
                     f"loaded Slurm cluster {name}: {len(parsed.entries)} associations"
                 )
                 continue
-            sched_config_import(
-                cluster_name=name,
-                config=parse_sched_config((folder / "sched_config").read_bytes()),
-            )
-            groups = parse_resource_group((folder / "resource_group").read_bytes())
-            resource_group_import(
-                cluster_name=name,
-                groups=groups.groups,
-                pbs_messages=groups.pbs_messages,
-                source=f"sample {name}",
+            groups = _pbs_site_import(
+                name, folder / "sched_config", folder / "resource_group", f"sample {name}"
             )
             cluster = cluster_get(name=name)
             for line in (folder / "usage").read_text().splitlines():
@@ -157,15 +149,8 @@ class Command(FairshareCommand):
             f"{spec.name}: {len(jobs):,} jobs of {days} days to {end.isoformat()} generated,"
             f" {files.records:,} accounting records written",
         )
-        sched_config_import(
-            cluster_name=spec.name, config=parse_sched_config(files.sched_config.read_bytes())
-        )
-        groups = parse_resource_group(files.resource_group.read_bytes())
-        resource_group_import(
-            cluster_name=spec.name,
-            groups=groups.groups,
-            pbs_messages=groups.pbs_messages,
-            source=f"generated {spec.name}",
+        groups = _pbs_site_import(
+            spec.name, files.sched_config, files.resource_group, f"generated {spec.name}"
         )
         cluster = cluster_get(name=spec.name)
         job_sort_formula_set(cluster=cluster, formula=spec.job_sort_formula)
@@ -223,6 +208,18 @@ def login_passwords(option: str | None, environ: Mapping[str, str]) -> dict[str,
     """Each login's password: --password, else $DEMO_PASSWORD, else a random one each."""
     chosen = option or environ.get(PASSWORD_VARIABLE, "")
     return {name: chosen or secrets.token_urlsafe(9) for name in LOGINS}
+
+
+def _pbs_site_import(
+    name: str, sched_config: Path, resource_group: Path, source: str
+) -> ResourceGroup:
+    """A PBS cluster's sched_config, then its resource_group, as the import commands do."""
+    sched_config_import(cluster_name=name, config=parse_sched_config(sched_config.read_bytes()))
+    groups = parse_resource_group(resource_group.read_bytes())
+    resource_group_import(
+        cluster_name=name, groups=groups.groups, pbs_messages=groups.pbs_messages, source=source
+    )
+    return groups
 
 
 def _hours(interval: timedelta) -> str:
