@@ -1,16 +1,16 @@
 from django.urls import path
 
-from trees import views
+from trees.views import tree
 
 app_name = "trees"
 urlpatterns = [
-    path("", views.index, name="index"),
-    path("clusters/<slug:name>/", views.cluster_overview, name="cluster"),
-    path("clusters/<slug:name>/tree.json", views.tree_json, name="tree-json"),
-    path("clusters/<slug:name>/nodes/<int:node_id>/", views.node_page, name="node"),
+    path("", tree.index, name="index"),
+    path("clusters/<slug:name>/", tree.cluster_overview, name="cluster"),
+    path("clusters/<slug:name>/tree.json", tree.tree_json, name="tree-json"),
+    path("clusters/<slug:name>/nodes/<int:node_id>/", tree.node_page, name="node"),
     path(
         "clusters/<slug:name>/nodes/<int:node_id>/history.json",
-        views.node_history_json,
+        tree.node_history_json,
         name="node-history",
     ),
 ]

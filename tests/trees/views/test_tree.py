@@ -2,38 +2,18 @@
 
 import json
 from datetime import timedelta
-from io import StringIO
-from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.contrib.staticfiles import finders
-from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
 from accounting.models import Cycle, NodeHistory
-from trees.models import Cluster, Membership, Node, Person, Role
+from tests.trees.views.conftest import login, node
+from trees.models import Cluster, Membership, Node, Role
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def sample(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # the logins
-    call_command("demo", "--small", "--password", "demo", stdout=StringIO())
-
-
-def login(client: Client, name: str, *, staff: bool = False, scheduler_user: str = "") -> User:
-    user = User.objects.create_user(name, password="pw", is_staff=staff)
-    if scheduler_user:
-        Person.objects.create(user=user, scheduler_user=scheduler_user)
-    client.force_login(user)
-    return user
-
-
-def node(cluster: str, name: str) -> Node:
-    return Node.objects.get(cluster__name=cluster, name=name)
 
 
 def test_anonymous_people_see_the_login_page_only(client: Client) -> None:

@@ -27,6 +27,7 @@ from trees.selectors import (
     subtree_get,
 )
 from trees.serializers import json_number, node_document, slurm_node_document
+from trees.views.parameters import int_parameter
 
 HISTORY_RANGES = {"7d": timedelta(days=7), "30d": timedelta(days=30), "1y": timedelta(days=365)}
 MAX_LEVELS = 3
@@ -68,8 +69,8 @@ def tree_json(request: HttpRequest, name: str) -> HttpResponse:
             return HttpResponseBadRequest(f"q must be 1 to {MAX_NAME} characters of a name")
         subtree = nodes_named_get(cluster=cluster, text=text.strip())
     else:
-        levels = _int_parameter(request, "levels", 2, 1, MAX_LEVELS)
-        top_id = _int_parameter(request, "node", 0, 0, None)
+        levels = int_parameter(request, "levels", 2, 1, MAX_LEVELS)
+        top_id = int_parameter(request, "node", 0, 0, None)
         if isinstance(levels, HttpResponse):
             return levels
         if isinstance(top_id, HttpResponse):
@@ -178,15 +179,3 @@ def _paths(top: Node, nodes: list[Node]) -> dict[int, list[int]]:
         if node.pk not in paths and node.parent_id in paths:
             paths[node.pk] = [*paths[node.parent_id], node.pk]
     return paths
-
-
-def _int_parameter(
-    request: HttpRequest, name: str, default: int, low: int, high: int | None
-) -> int | HttpResponse:
-    text = request.GET.get(name)
-    if text is None:
-        return default
-    if not text.isdigit() or int(text) < low or (high is not None and int(text) > high):
-        bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
-        return HttpResponseBadRequest(f"{name} must be a whole number {bounds}, not {text!r}")
-    return int(text)
