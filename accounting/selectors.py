@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -206,3 +207,12 @@ def recent_jobs_get(*, node: Node, limit: int = RECENT_JOBS) -> list[Job]:
     running ones first of all."""
     jobs = Job.objects.filter(cluster_id=node.cluster_id, node=node)
     return list(jobs.order_by(F("end").desc(nulls_first=True), "-start")[:limit])
+
+
+def factors_at_get(*, node_ids: Iterable[int], at: datetime) -> dict[int, float]:
+    """Each node's fairshare factor as the last kept cycle at or before `at` left it (the
+    roll-up keeps at least one a day); nodes without history then are left out."""
+    rows = NodeHistory.objects.filter(
+        node_id__in=list(node_ids), at__lte=at, at__gt=at - timedelta(days=2)
+    ).order_by("node_id", "at")
+    return {node: factor for node, factor in rows.values_list("node_id", "fairshare_factor")}

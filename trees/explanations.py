@@ -23,4 +23,8 @@ EXPLANATIONS = {
     " user of the cluster, lower is less.",
     "fairshare_rank": "Rank: Slurm's rank of the user; FairShare is rank over the number of"
     " users, so a higher rank is better.",
+    "standing": "Place among all the cluster's entities: 1st is the most deserving (pbsfs -c"
+    " order on PBS, Fair Tree's ranking on Slurm), so a smaller place is better.",
+    "trend": "The factor's change over the last 7 days: ↑ more deserving than a week ago, ↓"
+    " less, → steady.",
 }

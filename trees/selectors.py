@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -18,7 +18,14 @@ from trees.engine.fairtree import (
     compute,
 )
 from trees.engine.fairtree import compare as fair_tree_compare
-from trees.engine.pbs import ROOT_ALIAS, TREEROOT, UNSPECIFIED, GroupDef, UsageRecord
+from trees.engine.pbs import (
+    ROOT_ALIAS,
+    TREEROOT,
+    UNSPECIFIED,
+    GroupDef,
+    UsageRecord,
+    deserving_key,
+)
 from trees.formats.pbsfs import ListingLine, PbsfsPolicy, UsageDatabase, format_listing
 from trees.formats.sshare import columns_for, format_sshare, sshare_row, sshare_rows, zero_tres
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler
@@ -460,3 +467,72 @@ def cluster_listing_get(*, cluster: Cluster) -> str:
     if cluster.scheduler == Scheduler.SLURM:
         return sshare_listing_get(cluster=cluster)
     return pbsfs_listing_get(cluster=cluster)
+
+
+@dataclass(frozen=True)
+class EntityRanking:
+    """Where each entity of a cluster stands among all of them; rank 1 is the most deserving."""
+
+    ranks: dict[int, int]  # entity id -> rank; equals share a rank
+    total: int
+    parents: Mapping[int, int | None]
+    names: Mapping[int, str]
+
+    def path_name(self, node: int) -> str:
+        """The names from the root's child down to the node: `physics / cond-matter / dkaya`."""
+        names = []
+        step: int | None = node
+        while step is not None and self.parents.get(step) is not None:
+            names.append(self.names[step])
+            step = self.parents[step]
+        return " / ".join(reversed(names))
+
+    def under(self, tops: Iterable[int]) -> list[int]:
+        """The ranked entities in the subtrees of `tops`, most deserving first."""
+        tops = set(tops)
+        found = []
+        for entity in self.ranks:
+            step: int | None = entity
+            while step is not None and step not in tops:
+                step = self.parents[step]
+            if step is not None:
+                found.append(entity)
+        return sorted(found, key=lambda entity: (self.ranks[entity], self.path_name(entity)))
+
+
+def entity_ranking_get(*, cluster: Cluster) -> EntityRanking:
+    """PBS: every entity (a leaf of the tree) in the order pbsfs -c puts them, from the stored
+    metrics; Slurm: each user association's place in Fair Tree's ranking as slurmctld left it."""
+    rows = list(
+        Node.objects.filter(cluster=cluster).values_list(
+            "id", "parent_id", "name", "origin", "fairshare_perc", "usage", "fairshare_rank",
+            "fairshare_rank_of",
+        )
+    )  # fmt: skip
+    parents = {row[0]: row[1] for row in rows}
+    names = {row[0]: row[2] for row in rows}
+    if cluster.scheduler == Scheduler.SLURM:
+        # Fair Tree counts down: the most deserving of n users gets rank n (FairShare 1.0).
+        total = max((row[7] or 0 for row in rows), default=0)
+        places = {row[0]: total - row[6] + 1 for row in rows if row[6]}
+        return EntityRanking(places, total, parents, names)
+    values = {row[0]: (row[4], row[5]) for row in rows}
+    groups = {parent for parent in parents.values() if parent is not None}
+    keys = {}
+    for pk, _, _, origin, *_ in rows:
+        if pk in groups or origin == NodeOrigin.SCHEDULER:
+            continue
+        levels = []
+        step: int | None = pk
+        while step is not None and parents[step] is not None:
+            levels.append(values[step])
+            step = parents[step]
+        keys[pk] = deserving_key(reversed(levels))
+    ordered = sorted(keys, key=keys.__getitem__)
+    ranks: dict[int, int] = {}
+    rank, previous = 0, None
+    for place, entity in enumerate(ordered, start=1):
+        if previous is None or keys[previous] != keys[entity]:
+            rank = place
+        ranks[entity], previous = rank, entity
+    return EntityRanking(ranks, len(ordered), parents, names)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from trees.views import tree
+from trees.views import standing, tree
 
 app_name = "trees"
 urlpatterns = [
@@ -13,4 +13,5 @@ urlpatterns = [
         tree.node_history_json,
         name="node-history",
     ),
+    path("me/", standing.my_standing, name="me"),
 ]

@@ -296,6 +296,23 @@ def _pow2(exponent: float) -> float:
         return math.inf
 
 
+def deserving_key(levels: Iterable[tuple[float, float]]) -> tuple[tuple[int, float], ...]:
+    """compare_path() as a sort key (pbsfs -c): smaller is more deserving.
+
+    `levels` are (fairshare_perc, usage) of the nodes from the root's child down to the entity.
+    Each level weighs usage/perc, lower first; perc <= 0 sorts after perc > 0 and ends the key,
+    as compare_path() stops there. Unlike compare_path(), entities at different depths whose
+    levels all tie sort the shallower first instead of tying.
+    """
+    key: list[tuple[int, float]] = []
+    for perc, usage in levels:
+        if perc <= 0:
+            key.append((1, 0.0))
+            break
+        key.append((0, usage / perc))
+    return tuple(key)
+
+
 def compare(pbs: PbsTree, metrics: PbsMetrics, a: int, b: int) -> int:
     """compare_path(): -1 when `a` is more deserving, 1 when `b` is, 0 for a tie.
 

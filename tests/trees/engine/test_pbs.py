@@ -21,6 +21,7 @@ from trees.engine.pbs import (
     UsageRecord,
     compare,
     compute,
+    deserving_key,
     f32,
     fairshare_factors,
     is_valid_pbs_name,
@@ -743,6 +744,39 @@ def test_compare_is_antisymmetric_and_reflexive(case):
         assert compare(pbs, metrics, a, a) == 0
         for b in range(a + 1, len(pbs)):
             assert compare(pbs, metrics, a, b) == -compare(pbs, metrics, b, a)
+
+
+def levels(pbs, metrics, node):
+    return [
+        (float(metrics.fairshare_perc[n]), float(metrics.usage[n]))
+        for n in pbs.gpath(node)
+        if n != ROOT
+    ]
+
+
+@PROPERTY
+@given(cases(min_shares=-2))
+def test_deserving_key_orders_entities_as_compare_does(case):
+    """Sorting by the key is pbsfs -c: the more deserving entity has the smaller key, a tie the
+    same key (except entities at different depths tying all the way, which the key sorts
+    shallower first)."""
+    groups, records, unknown_shares = case
+    pbs = PbsTree.build(groups, records, unknown_shares=unknown_shares)
+    metrics = compute(pbs)
+    leaves = [n for n in range(1, len(pbs)) if pbs.is_leaf(n)]
+    keys = {n: deserving_key(levels(pbs, metrics, n)) for n in leaves}
+    for a in leaves:
+        for b in leaves:
+            order = (keys[a] > keys[b]) - (keys[a] < keys[b])
+            answer = compare(pbs, metrics, a, b)
+            if answer or len(pbs.gpath(a)) == len(pbs.gpath(b)):
+                assert order == answer, (pbs.name(a), pbs.name(b))
+
+
+def test_deserving_key_stops_at_a_level_without_a_target():
+    assert deserving_key([(0.5, 10.0), (0.25, 2.0)]) == ((0, 20.0), (0, 8.0))
+    assert deserving_key([(0.0, 10.0), (0.0, 2.0)]) == ((1, 0.0),)
+    assert deserving_key([(0.5, 10.0), (0.5, 4.0)]) < deserving_key([(0.5, 10.0), (0.0, 1.0)])
 
 
 @PROPERTY
