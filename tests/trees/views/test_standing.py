@@ -2,6 +2,7 @@
 
 import re
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -50,7 +51,7 @@ def test_the_white_papers_entities_in_order() -> None:
 def test_slurm_places_count_from_the_top_user() -> None:
     ranking = entity_ranking_get(cluster=Cluster.objects.get(name="fairtree"))
     stored = {
-        n.pk: (n.fairshare_rank, n.fairshare_rank_of)
+        n.pk: (n.fairshare_rank or 0, n.fairshare_rank_of or 0)
         for n in Cluster.objects.get(name="fairtree").nodes.filter(fairshare_rank__isnull=False)
     }
     assert stored
@@ -121,7 +122,7 @@ def test_memberships_of_groups_bring_their_entities_only_by_name(client: Client)
 
 
 def test_my_standing_reads_a_bounded_number_of_queries(
-    client: Client, django_assert_max_num_queries
+    client: Client, django_assert_max_num_queries: Any
 ) -> None:
     client.force_login(User.objects.get(username="carol"))
     with django_assert_max_num_queries(30):
