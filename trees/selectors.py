@@ -23,9 +23,12 @@ from trees.engine.pbs import (
     TREEROOT,
     UNSPECIFIED,
     GroupDef,
+    PbsTree,
     UsageRecord,
+    compare_at,
     deserving_key,
 )
+from trees.engine.pbs import compute as pbs_compute
 from trees.formats.pbsfs import ListingLine, PbsfsPolicy, UsageDatabase, format_listing
 from trees.formats.sshare import columns_for, format_sshare, sshare_row, sshare_rows, zero_tres
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler
@@ -536,3 +539,103 @@ def entity_ranking_get(*, cluster: Cluster) -> EntityRanking:
             rank = place
         ranks[entity], previous = rank, entity
     return EntityRanking(ranks, len(ordered), parents, names)
+
+
+@dataclass(frozen=True)
+class PbsComparison:
+    """pbsfs -c's answer to "who is more deserving", with the level that decided it."""
+
+    a: str
+    b: str
+    answer: int  # -1: a is more deserving, 1: b is, 0: they tie
+    ancestor: str | None  # the first common ancestor; None when one is on the other's path
+    child_a: str = ""
+    child_b: str = ""
+    usage_a: float = 0.0
+    usage_b: float = 0.0
+    perc_a: float = 0.0
+    perc_b: float = 0.0
+
+    @property
+    def winner(self) -> str | None:
+        return None if self.answer == 0 else self.a if self.answer < 0 else self.b
+
+    def explanation(self, unit: str) -> list[str]:
+        """The answer in words: where it is decided, on what, and what would turn it round."""
+        if self.ancestor is None:
+            return [
+                f"{self.a} and {self.b} tie: one is on the other's path from the root, and pbsfs"
+                " ties a node with its ancestors."
+            ]
+        where = "the root" if self.ancestor == TREEROOT else self.ancestor
+        sides = [
+            (self.child_a, self.usage_a, self.perc_a),
+            (self.child_b, self.usage_b, self.perc_b),
+        ]
+        said = " with ".join(
+            f"{name} (usage {usage:.0f} for a target of {perc:.3%}"
+            + (f", usage/perc {usage / perc:.1f})" if perc > 0 else ", no target share)")
+            for name, usage, perc in sides
+        )
+        lines = [f"At {where}, their first common ancestor, pbsfs compares {said}."]
+        if self.perc_a <= 0 and self.perc_b <= 0:
+            return [
+                *lines,
+                "Neither has a target share there, so they tie; shares would change it.",
+            ]
+        if self.answer == 0:
+            return [*lines, "Their usage/perc tie at every level, so neither is more deserving."]
+        win, lose = (sides[0], sides[1]) if self.answer < 0 else (sides[1], sides[0])
+        loser = self.b if self.answer < 0 else self.a
+        if lose[2] <= 0:
+            return [
+                *lines,
+                f"{lose[0]} has no target share there, so it loses to any node with one:"
+                f" {self.winner} is more deserving than {loser}, and only shares for {lose[0]}"
+                " would change that.",
+            ]
+        ratio = win[1] / win[2]
+        more = lose[1] / lose[2] * win[2] - win[1]
+        changes = [
+            f"{lose[0]}'s usage falling below {ratio * lose[2]:.1f} (decay lowers it while it"
+            " does not run)",
+            f"{win[0]} using more than {more:.1f} more ({unit})",
+        ]
+        if ratio > 0:  # with no usage at all the winner keeps winning whatever the target
+            changes.append(f"{lose[0]}'s target share rising above {lose[1] / ratio:.3%}")
+        return [
+            *lines,
+            f"The lower usage/perc is more deserving, so {self.winner} is more deserving than"
+            f" {loser}.",
+            f"What would change it: {', or '.join(changes)}.",
+        ]
+
+
+def pbs_compare_get(*, cluster: Cluster, a: str, b: str) -> PbsComparison:
+    """Compare two entities or groups as pbsfs -c does (raises LookupError for a name that the
+    tree does not hold)."""
+    state = pbs_state_get(cluster=cluster)
+    pbs = PbsTree.build(
+        state.groups,
+        state.database.records,
+        unknown_shares=cluster.unknown_shares,
+        last_decay=state.database.last_decay,
+    )
+    metrics = pbs_compute(pbs)
+    nodes = []
+    for name in (a, b):
+        node = pbs.find(name)
+        if node is None:
+            raise LookupError(f"no entity or group {name}")
+        nodes.append(node)
+    answer, level = compare_at(pbs, metrics, nodes[0], nodes[1])
+    if level is None:
+        return PbsComparison(a, b, answer, None)
+    path_a, path_b = pbs.gpath(nodes[0]), pbs.gpath(nodes[1])
+    child_a, child_b = path_a[level], path_b[level]
+    return PbsComparison(
+        a, b, answer, pbs.name(path_a[level - 1]),
+        pbs.name(child_a), pbs.name(child_b),
+        float(metrics.usage[child_a]), float(metrics.usage[child_b]),
+        float(metrics.fairshare_perc[child_a]), float(metrics.fairshare_perc[child_b]),
+    )  # fmt: skip

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from trees.views import standing, tree
+from trees.views import compare, standing, tree
 
 app_name = "trees"
 urlpatterns = [
@@ -14,4 +14,5 @@ urlpatterns = [
         name="node-history",
     ),
     path("me/", standing.my_standing, name="me"),
+    path("clusters/<slug:name>/compare/", compare.compare_page, name="compare"),
 ]

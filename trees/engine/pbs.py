@@ -319,21 +319,29 @@ def compare(pbs: PbsTree, metrics: PbsMetrics, a: int, b: int) -> int:
     At the first level where the root paths differ, the lower usage/perc wins; perc <= 0 loses to
     perc > 0 and two such nodes tie at once; an exact tie goes on to the next level.
     """
+    return compare_at(pbs, metrics, a, b)[0]
+
+
+def compare_at(pbs: PbsTree, metrics: PbsMetrics, a: int, b: int) -> tuple[int, int | None]:
+    """compare_path()'s answer and the level that gave it: the index, in both root paths, of
+    the two differing nodes it weighed last (None when the paths never differ)."""
     path_a, path_b = pbs.gpath(a), pbs.gpath(b)
     perc, usage = metrics.fairshare_perc, metrics.usage
-    for node_a, node_b in zip(path_a, path_b, strict=False):
+    level = None
+    for index, (node_a, node_b) in enumerate(zip(path_a, path_b, strict=False)):
         if node_a == node_b:
             continue
+        level = index
         perc_a, perc_b = float(perc[node_a]), float(perc[node_b])
         if perc_a <= 0 and perc_b > 0:
-            return 1
+            return 1, level
         if perc_a > 0 and perc_b <= 0:
-            return -1
+            return -1, level
         if perc_a <= 0 and perc_b <= 0:
-            return 0
+            return 0, level
         value_a, value_b = float(usage[node_a]) / perc_a, float(usage[node_b]) / perc_b
         if value_a < value_b:
-            return -1
+            return -1, level
         if value_b < value_a:
-            return 1
-    return 0
+            return 1, level
+    return 0, level

@@ -1,0 +1,67 @@
+"""Who is more deserving of two entities, and why, in words (pbsfs -c; Fair Tree on Slurm)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from trees.access import Access, access_get
+from trees.explanations import EXPLANATIONS
+from trees.models import Cluster, Node, Scheduler
+from trees.selectors import (
+    ancestor_ids_get,
+    pbs_compare_get,
+    slurm_compare_get,
+    slurm_node_ids_get,
+)
+from trees.views.tree import MAX_NAME
+
+
+def compare_page(request: HttpRequest, name: str) -> HttpResponse:
+    """The form; with `a` and `b`, the answer and what would change it."""
+    cluster = get_object_or_404(Cluster, name=name)
+    slurm = cluster.scheduler == Scheduler.SLURM
+    a, b = request.GET.get("a", "").strip(), request.GET.get("b", "").strip()
+    context: dict[str, object] = {
+        "cluster": cluster, "slurm": slurm, "a": a, "b": b, "explain": EXPLANATIONS,
+    }  # fmt: skip
+    if "a" not in request.GET and "b" not in request.GET:
+        return render(request, "trees/compare.html", context)
+    access = access_get(user=request.user, cluster=cluster)
+    for parameter, label in (("a", a), ("b", b)):
+        if not label or len(label) > MAX_NAME or not _reads(cluster, access, label):
+            context["error"] = (
+                f"{parameter}: no entity or group {label!r} that you may read on {cluster.name}"
+            )
+            return render(request, "trees/compare.html", context, status=400)
+    try:
+        if slurm:
+            comparison = slurm_compare_get(cluster=cluster, a=a, b=b)
+            context["winner"], context["lines"] = comparison.winner, [comparison.explanation()]
+        else:
+            answer = pbs_compare_get(cluster=cluster, a=a, b=b)
+            unit = cluster.fairshare_usage_res
+            context["winner"], context["lines"] = answer.winner, answer.explanation(unit)
+    except (LookupError, ValueError) as exc:
+        context["error"] = str(exc)
+        return render(request, "trees/compare.html", context, status=400)
+    context["answered"] = True
+    return render(request, "trees/compare.html", context)
+
+
+def _reads(cluster: Cluster, access: Access, label: str) -> bool:
+    """Whether `label` names a node the person reads (PBS: a name; Slurm: ACCOUNT,
+    ACCOUNT:USER or a USER of one account)."""
+    if cluster.scheduler == Scheduler.SLURM:
+        account, _, user = label.partition(":")
+        ids = slurm_node_ids_get(cluster=cluster)
+        found = (
+            [ids[(account, user)]]
+            if user and (account, user) in ids
+            else [pk for (acct, name), pk in ids.items() if (name or acct) == label]
+        )
+    else:
+        found = list(Node.objects.filter(cluster=cluster, name=label).values_list("id", flat=True))
+    if access.whole_tree:
+        return bool(found)
+    return any(access.reads([*ancestor_ids_get([pk]), pk]) for pk in found)
