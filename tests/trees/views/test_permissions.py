@@ -1,0 +1,76 @@
+"""Every page × every kind of person, with private_usage on and off (the issue's matrix).
+
+The people on the demo's `hpc`: bob is a member of cond-matter (and genomics), `other` of
+cryo-em, carol manages physics (over cond-matter and gravwaves), alice is an admin. A URL
+the site serves that the table does not cover fails the test, so each new page adds its row.
+"""
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from tests.trees.views.conftest import node
+from trees.models import Cluster, Membership, Role
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
+
+PEOPLE = ("anonymous", "bob", "other", "carol", "alice")
+SKIPPED = ("admin", "accounts")  # Django's own, with their own permissions
+
+# url name -> (path with {mine} and {theirs} node ids, statuses for PEOPLE with private_usage
+# off, then on); `mine` is bob's project cond-matter, `theirs` is gravwaves (carol's physics).
+OPEN = (302, 200, 200, 200, 200)
+MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
+    "trees:index": ("/", OPEN, OPEN),
+    "trees:cluster": ("/clusters/hpc/", OPEN, OPEN),
+    "trees:tree-json": ("/clusters/hpc/tree.json", OPEN, OPEN),
+    "trees:node": ("/clusters/hpc/nodes/{mine}/", OPEN, (302, 200, 404, 200, 200)),
+    "trees:node-history": (
+        "/clusters/hpc/nodes/{theirs}/history.json",
+        OPEN,
+        (302, 404, 404, 200, 200),
+    ),
+    "trees:me": ("/me/", OPEN, OPEN),
+    "trees:compare": (
+        "/clusters/hpc/compare/?a=cond-matter&b=gravwaves",
+        OPEN,
+        (302, 400, 400, 200, 200),
+    ),
+}
+
+
+def url_names(patterns: list[Any], namespace: str = "") -> set[str]:
+    names = set()
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            if str(pattern.pattern).rstrip("/") in SKIPPED:
+                continue
+            inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
+            names |= url_names(pattern.url_patterns, inner)
+        elif isinstance(pattern, URLPattern):
+            names.add(f"{namespace}{pattern.name}")
+    return names
+
+
+def test_the_matrix_covers_every_page_of_the_site() -> None:
+    assert url_names(get_resolver().url_patterns) == set(MATRIX)
+
+
+@pytest.mark.parametrize("private", [False, True], ids=["private_usage off", "private_usage on"])
+@pytest.mark.parametrize("name", sorted(MATRIX))
+def test_who_gets_what(name: str, private: bool) -> None:
+    Cluster.objects.filter(name="hpc").update(private_usage=private)
+    other = User.objects.create_user("other", password="pw")
+    Membership.objects.create(user=other, node=node("hpc", "cryo-em"), role=Role.MEMBER)
+    path, when_off, when_on = MATRIX[name]
+    url = path.format(mine=node("hpc", "cond-matter").pk, theirs=node("hpc", "gravwaves").pk)
+    got = []
+    for person in PEOPLE:
+        client = Client()
+        if person != "anonymous":
+            client.force_login(User.objects.get(username=person))
+        got.append(client.get(url).status_code)
+    assert tuple(got) == (when_on if private else when_off), url
