@@ -29,6 +29,7 @@ from trees.engine.pbs import (
     deserving_key,
 )
 from trees.engine.pbs import compute as pbs_compute
+from trees.engine.recovery import pbs_recovery
 from trees.formats.pbsfs import ListingLine, PbsfsPolicy, UsageDatabase, format_listing
 from trees.formats.sshare import columns_for, format_sshare, sshare_row, sshare_rows, zero_tres
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler
@@ -639,3 +640,62 @@ def pbs_compare_get(*, cluster: Cluster, a: str, b: str) -> PbsComparison:
         float(metrics.usage[child_a]), float(metrics.usage[child_b]),
         float(metrics.fairshare_perc[child_a]), float(metrics.fairshare_perc[child_b]),
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RecoveryProjection:
+    """A PBS node's factor if its entities stop running, at each coming decay."""
+
+    at: list[datetime]  # now, then each decay
+    factors: list[float]
+    reaches: int | None  # decays until the factor is 0.5 or more; None: never
+    held_by: str | None  # the ancestor that keeps it under 0.5, when it never gets there
+    no_target: bool = False  # its target share is 0: the factor is 0 whatever the usage
+
+    def sentence(self) -> str:
+        now = self.factors[0]
+        if self.no_target:
+            return (
+                "Never: its target share is 0 (a level of its path has 0 shares), so its factor"
+                " is 0 whatever its usage; only shares would change that."
+            )
+        if self.reaches == 0:
+            return f"Already at or above its target: its factor is {now:.6f} (0.5 is on target)."
+        if self.reaches is not None:
+            when = self.at[self.reaches]
+            days = (when - self.at[0]).total_seconds() / 86400
+            return (
+                f"With no further usage its factor goes from {now:.6f} to 0.5 (on target) in"
+                f" {self.reaches} decays, on {when:%Y-%m-%d %H:%M} UTC, {days:.1f} days from now."
+            )
+        last = self.factors[-1]
+        if self.held_by is not None:
+            return (
+                f"Never by decay alone: {self.held_by} stays over its target because of others'"
+                f" usage, so its factor stops at {last:.6f}."
+            )
+        return f"Never by decay alone: with no usage left its factor stops at {last:.6f}."
+
+
+def recovery_get(*, cluster: Cluster, node: Node, now: datetime) -> RecoveryProjection:
+    """With no further usage by the node's entities, its factor at each decay to come (the
+    decay policy's interval and factor; the rest of the tree as it is)."""
+    state = pbs_state_get(cluster=cluster)
+    pbs = PbsTree.build(
+        state.groups,
+        state.database.records,
+        unknown_shares=cluster.unknown_shares,
+        last_decay=state.database.last_decay,
+    )
+    index = pbs.find(node.name)
+    if index is None:
+        raise LookupError(f"{node.name} is not in the tree pbsfs reads")
+    recovery = pbs_recovery(pbs, index, cluster.decay_factor)
+    interval = cluster.decay_interval
+    first = (cluster.last_decay or now) + interval
+    if first <= now:  # decays due but not yet run happen at the next cycle's whole intervals
+        first += interval * ((now - first) // interval + 1)
+    at = [now, *(first + interval * step for step in range(len(recovery.factors) - 1))]
+    held = pbs.name(recovery.held_by) if recovery.held_by is not None else None
+    no_target = node.fairshare_perc <= 0
+    return RecoveryProjection(at, recovery.factors, recovery.reaches, held, no_target)

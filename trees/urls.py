@@ -15,4 +15,9 @@ urlpatterns = [
     ),
     path("me/", standing.my_standing, name="me"),
     path("clusters/<slug:name>/compare/", compare.compare_page, name="compare"),
+    path(
+        "clusters/<slug:name>/nodes/<int:node_id>/recovery.json",
+        tree.node_recovery_json,
+        name="node-recovery",
+    ),
 ]

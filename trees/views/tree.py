@@ -24,6 +24,7 @@ from trees.selectors import (
     furthest_over_target,
     node_path_get,
     nodes_named_get,
+    recovery_get,
     subtree_get,
 )
 from trees.serializers import json_number, node_document, slurm_node_document
@@ -168,6 +169,30 @@ def node_history_json(request: HttpRequest, name: str, node_id: int) -> HttpResp
                 for event in events
                 if event.kind == "decay" or event.node_name in nearby
             ],
+        }
+    )
+
+
+def node_recovery_json(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
+    """With no further usage by the node's entities, its factor at each coming decay and when
+    it reaches 0.5 (PBS; Fair Tree's FairShare is a rank, not a distance from target)."""
+    cluster = get_object_or_404(Cluster, name=name, scheduler=Scheduler.PBS)
+    node = get_object_or_404(Node, pk=node_id, cluster=cluster)
+    path = node_path_get(node=node)
+    if not access_get(user=request.user, cluster=cluster).reads([step.pk for step in path]):
+        raise Http404("no such node")
+    try:
+        projection = recovery_get(cluster=cluster, node=node, now=timezone.now())
+    except LookupError as exc:
+        raise Http404(str(exc)) from exc
+    return JsonResponse(
+        {
+            "node": node.pk,
+            "at": [moment.isoformat() for moment in projection.at],
+            "fairshare_factor": projection.factors,
+            "reaches": projection.reaches,
+            "held_by": projection.held_by,
+            "sentence": projection.sentence(),
         }
     )
 

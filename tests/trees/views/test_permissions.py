@@ -33,6 +33,11 @@ MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
         OPEN,
         (302, 404, 404, 200, 200),
     ),
+    "trees:node-recovery": (
+        "/clusters/hpc/nodes/{theirs}/recovery.json",
+        OPEN,
+        (302, 404, 404, 200, 200),
+    ),
     "trees:me": ("/me/", OPEN, OPEN),
     "trees:compare": (
         "/clusters/hpc/compare/?a=cond-matter&b=gravwaves",

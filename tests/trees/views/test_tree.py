@@ -2,6 +2,7 @@
 
 import json
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -223,3 +224,32 @@ def test_with_private_usage_a_manager_reads_the_subtree_they_manage(
     login(admin_client, "admin", staff=True)
     for every in Node.objects.filter(cluster=private_forum):
         assert admin_client.get(f"/clusters/forum/nodes/{every.pk}/").status_code == 200
+
+
+@pytest.mark.usefixtures("sample")
+def test_the_recovery_projection_starts_at_the_stored_factor_and_says_when(
+    client: Client,
+) -> None:
+    login(client, "ann")
+
+    def projection(cluster: str, name: str) -> dict[str, Any]:
+        response = client.get(f"/clusters/{cluster}/nodes/{node(cluster, name).pk}/recovery.json")
+        assert response.status_code == 200
+        document: dict[str, Any] = json.loads(response.content)
+        return document
+
+    l5 = projection("whitepaper", "L5")
+    assert l5["fairshare_factor"][0] == node("whitepaper", "L5").fairshare_factor
+    assert l5["reaches"] is None  # B2 (usage/perc 2005) stays over target through L3 and L4
+    assert l5["held_by"] == "B2"
+    assert l5["sentence"].startswith("Never by decay alone: B2 stays over its target")
+    assert len(l5["at"]) == len(l5["fairshare_factor"]) == 8  # 100 halves to 1 in 7 decays
+    l7 = projection("whitepaper", "L7")
+    assert l7["reaches"] == 0
+    assert l7["sentence"] == (
+        "Already at or above its target: its factor is 0.805463 (0.5 is on target)."
+    )
+    assert "its target share is 0" in projection("whitepaper", "L2")["sentence"]
+    fairtree = Node.objects.filter(cluster__name="fairtree").first()
+    assert fairtree is not None
+    assert client.get(f"/clusters/fairtree/nodes/{fairtree.pk}/recovery.json").status_code == 404
