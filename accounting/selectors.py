@@ -13,8 +13,9 @@ from accounting.models import Cycle, Job, NodeHistory
 from accounting.parsers.records import JobState
 from trees.engine.cycle import cycle_slot
 from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
-from trees.selectors import epoch_seconds, epoch_time
+from trees.selectors import descendant_ids_get, epoch_seconds, epoch_time
 
+TOP_CONSUMERS = 10
 REPORT_GROUPS = ("entity", "user", "group", "project", "account", "queue")
 
 
@@ -35,15 +36,23 @@ class UsageRow:
 
 
 def usage_report_get(
-    *, cluster: Cluster, by: str, since: datetime | None = None, until: datetime | None = None
+    *,
+    cluster: Cluster,
+    by: str,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    nodes: Iterable[int] | None = None,
 ) -> list[UsageRow]:
-    """Runs that ended in [since, until), per `by`: how many, core-hours and usage, most first.
+    """Runs that ended in [since, until), per `by`: how many, core-hours and usage, most first;
+    only those charged to `nodes` when given.
 
     Running jobs are left out: their usage is not known until they end.
     """
     if by not in REPORT_GROUPS:
         raise ValueError(f"cannot group by {by!r}: one of {', '.join(REPORT_GROUPS)}")
     jobs = Job.objects.filter(cluster=cluster).exclude(state=JobState.RUNNING)
+    if nodes is not None:
+        jobs = jobs.filter(node_id__in=list(nodes))
     if since is not None:
         jobs = jobs.filter(end__gte=since)
     if until is not None:
@@ -216,3 +225,34 @@ def factors_at_get(*, node_ids: Iterable[int], at: datetime) -> dict[int, float]
         node_id__in=list(node_ids), at__lte=at, at__gt=at - timedelta(days=2)
     ).order_by("node_id", "at")
     return {node: factor for node, factor in rows.values_list("node_id", "fairshare_factor")}
+
+
+@dataclass(frozen=True)
+class Trends:
+    """A node's children's usage over a period, their shares, and who used the most."""
+
+    children: list[Node]  # the series' nodes: the children, or the node itself when a leaf
+    at: list[datetime]
+    usage: dict[int, list[float | None]]  # each series' decayed usage at each time
+    top: list[UsageRow]  # the entities under the node that were charged most in the period
+
+    def usage_share(self, child: Node) -> float:
+        """The child's part of its siblings' present usage (what the target is weighed with)."""
+        total = sum(node.usage for node in self.children)
+        return child.usage / total if total else 0.0
+
+
+def trends_get(*, node: Node, since: datetime | None, top: int = TOP_CONSUMERS) -> Trends:
+    children = list(node.children.order_by("-group_perc", "name")) or [node]
+    rows = NodeHistory.objects.filter(node__in=children).order_by("at")
+    if since is not None:
+        rows = rows.filter(at__gte=since)
+    points = list(rows.values_list("node_id", "at", "usage"))
+    at = sorted({moment for _, moment, _ in points})
+    place = {moment: index for index, moment in enumerate(at)}
+    usage: dict[int, list[float | None]] = {child.pk: [None] * len(at) for child in children}
+    for pk, moment, value in points:
+        usage[pk][place[moment]] = value
+    under = [node.pk, *descendant_ids_get([node.pk])]
+    report = usage_report_get(cluster=node.cluster, by="entity", since=since, nodes=under)
+    return Trends(children, at, usage, report[:top])

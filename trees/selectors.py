@@ -226,6 +226,18 @@ def ancestor_ids_get(nodes: Iterable[int]) -> frozenset[int]:
     return frozenset(found)
 
 
+def descendant_ids_get(nodes: Iterable[int]) -> frozenset[int]:
+    """Every descendant of the nodes (one query a level)."""
+    found: set[int] = set()
+    frontier = set(nodes)
+    while frontier:
+        frontier = (
+            set(Node.objects.filter(parent_id__in=frontier).values_list("id", flat=True)) - found
+        )
+        found |= frontier
+    return frozenset(found)
+
+
 def furthest_over_target(path: Sequence[Node], slurm: bool) -> Node | None:
     """The level of a path (below the root) furthest over its target, which pulls the node
     down: PBS, the highest usage/perc of those using more than their target share of the whole

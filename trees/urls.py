@@ -1,6 +1,6 @@
 from django.urls import path
 
-from trees.views import compare, standing, tree
+from trees.views import compare, standing, tree, trends
 
 app_name = "trees"
 urlpatterns = [
@@ -20,4 +20,5 @@ urlpatterns = [
         tree.node_recovery_json,
         name="node-recovery",
     ),
+    path("clusters/<slug:name>/trends/", trends.trends_page, name="trends"),
 ]

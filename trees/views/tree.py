@@ -47,12 +47,14 @@ def index(request: HttpRequest) -> HttpResponse:
 
 def cluster_overview(request: HttpRequest, name: str) -> HttpResponse:
     cluster = get_object_or_404(Cluster, name=name)
+    access = access_get(user=request.user, cluster=cluster)
     return render(
         request,
         "trees/cluster.html",
         {
             "cluster": cluster,
             "slurm": cluster.scheduler == Scheduler.SLURM,
+            "manages": bool(access.admin or access.managed),
             "explain": EXPLANATIONS,
         },
     )
@@ -128,6 +130,7 @@ def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
             "group": bool(children),
             "jobs": recent_jobs_get(node=node) if reads and not children else [],
             "reads": reads,
+            "manages": access.manages(ids),
             "slurm": cluster.scheduler == Scheduler.SLURM,
             "ranges": [*HISTORY_RANGES, "all"],
             "explain": EXPLANATIONS,

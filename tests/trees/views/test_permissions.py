@@ -39,6 +39,11 @@ MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
         (302, 404, 404, 200, 200),
     ),
     "trees:me": ("/me/", OPEN, OPEN),
+    "trees:trends": (
+        "/clusters/hpc/trends/?node={theirs}",
+        (302, 403, 403, 200, 200),
+        (302, 403, 404, 200, 200),  # bob sees gravwaves as cond-matter's sibling, `other` not
+    ),
     "trees:compare": (
         "/clusters/hpc/compare/?a=cond-matter&b=gravwaves",
         OPEN,

@@ -1,0 +1,122 @@
+"""Trends: a node's children's usage over time, shares against targets, top consumers, CSV."""
+
+import csv
+import io
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.utils import timezone
+
+from accounting.models import Job, NodeHistory
+from tests.trees.views.conftest import login, node
+from trees.models import Node
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
+
+
+def carol(client: Client) -> None:
+    client.force_login(User.objects.get(username="carol"))
+
+
+def hand_made(parent: Node) -> tuple[Node, Node]:
+    """Two children of `parent` with three points each: usage 10, 20, 30 and 30, 20, 10."""
+    first, second = parent.children.order_by("-group_perc", "name")[:2]
+    NodeHistory.objects.filter(node__in=[first, second]).delete()
+    start = timezone.now() - timedelta(days=3)
+    for step, (a, b) in enumerate([(10.0, 30.0), (20.0, 20.0), (30.0, 10.0)]):
+        at = start + timedelta(hours=step)
+        for child, usage in ((first, a), (second, b)):
+            NodeHistory.objects.create(
+                node=child, at=at, usage=usage, fairshare_perc=0.1, fairshare_tree_usage=0.1,
+                fairshare_factor=0.5,
+            )  # fmt: skip
+    return first, second
+
+
+def test_a_manager_sees_the_children_of_what_they_manage_by_default(client: Client) -> None:
+    carol(client)
+    page = client.get("/clusters/hpc/trends/")
+    assert page.status_code == 200
+    physics = node("hpc", "physics")
+    assert page.context["node"] == physics
+    text = page.content.decode()
+    assert "Trends of physics" in text
+    for child in physics.children.all():
+        assert child.name in text
+
+
+def test_the_csv_holds_the_series_the_shares_and_the_top_consumers(client: Client) -> None:
+    physics = node("hpc", "physics")
+    first, second = hand_made(physics)
+    carol(client)
+    response = client.get(
+        "/clusters/hpc/trends/", {"node": str(physics.pk), "range": "7d", "format": "csv"}
+    )
+    assert response["Content-Disposition"] == 'attachment; filename="hpc-physics-trends-7d.csv"'
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0] == ["section", "at", "name", "usage", "target_share", "usage_share", "jobs",
+                       "core_hours"]  # fmt: skip
+    usage = [
+        (row[2], float(row[3]))
+        for row in rows
+        if row[0] == "usage" and row[2] in (first.name, second.name)
+    ]
+    assert usage == [(first.name, 10.0), (first.name, 20.0), (first.name, 30.0),
+                     (second.name, 30.0), (second.name, 20.0), (second.name, 10.0)]  # fmt: skip
+    shares = {row[2]: row for row in rows if row[0] == "share"}
+    children = list(physics.children.all())
+    total = sum(child.usage for child in children)
+    assert set(shares) == {child.name for child in children}
+    for child in children:
+        assert float(shares[child.name][3]) == child.usage
+        assert float(shares[child.name][4]) == child.group_perc
+        assert float(shares[child.name][5]) == pytest.approx(child.usage / total)
+    top = [row for row in rows if row[0] == "top"]
+    week_ago = timezone.now() - timedelta(days=7)
+    charged = Job.objects.filter(node__parent=physics, end__gte=week_ago).exclude(state="R")
+    assert top, "physics ran jobs in the last week of the demo"
+    best = max(
+        {job.entity for job in charged},
+        key=lambda e: sum(j.usage for j in charged if j.entity == e),
+    )
+    assert top[0][2] == best
+    assert float(top[0][3]) == pytest.approx(sum(j.usage for j in charged if j.entity == best))
+    assert sum(int(row[6]) for row in top) <= charged.count()
+
+
+def test_who_may_open_trends(client: Client) -> None:
+    physics, lifesci = node("hpc", "physics"), node("hpc", "lifesci")
+    carol(client)
+    assert client.get("/clusters/hpc/trends/", {"node": lifesci.pk}).status_code == 403
+    client.force_login(User.objects.get(username="bob"))
+    assert client.get("/clusters/hpc/trends/", {"node": physics.pk}).status_code == 403
+    login(client, "root", staff=True)
+    assert client.get("/clusters/hpc/trends/", {"node": lifesci.pk}).status_code == 200
+    assert client.get("/clusters/hpc/trends/").context["node"].parent is None
+
+
+def test_bad_parameters(client: Client) -> None:
+    carol(client)
+    assert client.get("/clusters/hpc/trends/", {"range": "2w"}).status_code == 400
+    assert b"range must be one of" in client.get("/clusters/hpc/trends/", {"range": "2w"}).content
+    assert client.get("/clusters/hpc/trends/", {"node": "x"}).status_code == 400
+    assert client.get("/clusters/hpc/trends/", {"node": "999999"}).status_code == 404
+    assert client.get("/clusters/nowhere/trends/").status_code == 404
+
+
+def test_a_leaf_shows_its_own_series(client: Client) -> None:
+    login(client, "root", staff=True)
+    leaf = node("hpc", "cond-matter")
+    page = client.get("/clusters/hpc/trends/", {"node": leaf.pk})
+    assert "Usage by cond-matter (no children)" in page.content.decode()
+
+
+def test_trends_read_a_bounded_number_of_queries(
+    client: Client, django_assert_max_num_queries: Any
+) -> None:
+    carol(client)
+    with django_assert_max_num_queries(15):
+        assert client.get("/clusters/hpc/trends/", {"range": "all"}).status_code == 200
