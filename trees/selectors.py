@@ -554,6 +554,17 @@ def entity_ranking_get(*, cluster: Cluster) -> EntityRanking:
     return EntityRanking(ranks, len(ordered), parents, names)
 
 
+def pbs_tree_get(*, cluster: Cluster) -> PbsTree:
+    """The tree pbsfs reads for the cluster, in memory, for answers that are not stored."""
+    state = pbs_state_get(cluster=cluster)
+    return PbsTree.build(
+        state.groups,
+        state.database.records,
+        unknown_shares=cluster.unknown_shares,
+        last_decay=state.database.last_decay,
+    )
+
+
 @dataclass(frozen=True)
 class PbsComparison:
     """pbsfs -c's answer to "who is more deserving", with the level that decided it."""
@@ -627,13 +638,7 @@ class PbsComparison:
 def pbs_compare_get(*, cluster: Cluster, a: str, b: str) -> PbsComparison:
     """Compare two entities or groups as pbsfs -c does (raises LookupError for a name that the
     tree does not hold)."""
-    state = pbs_state_get(cluster=cluster)
-    pbs = PbsTree.build(
-        state.groups,
-        state.database.records,
-        unknown_shares=cluster.unknown_shares,
-        last_decay=state.database.last_decay,
-    )
+    pbs = pbs_tree_get(cluster=cluster)
     metrics = pbs_compute(pbs)
     nodes = []
     for name in (a, b):
@@ -692,13 +697,7 @@ class RecoveryProjection:
 def recovery_get(*, cluster: Cluster, node: Node, now: datetime) -> RecoveryProjection:
     """With no further usage by the node's entities, its factor at each decay to come (the
     decay policy's interval and factor; the rest of the tree as it is)."""
-    state = pbs_state_get(cluster=cluster)
-    pbs = PbsTree.build(
-        state.groups,
-        state.database.records,
-        unknown_shares=cluster.unknown_shares,
-        last_decay=state.database.last_decay,
-    )
+    pbs = pbs_tree_get(cluster=cluster)
     index = pbs.find(node.name)
     if index is None:
         raise LookupError(f"{node.name} is not in the tree pbsfs reads")
