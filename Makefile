@@ -43,6 +43,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/fairtree.py
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/cycle.py
+	$(BIN)/python bench/web.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .mypy_cache .pytest_cache .ruff_cache .hypothesis

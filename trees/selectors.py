@@ -181,15 +181,18 @@ class Subtree:
     children: dict[int, int]  # how many children each node has (loaded or not)
 
 
-def _with_child_counts(cluster: Cluster, nodes: list[Node], top: Node) -> Subtree:
+def _with_child_counts(
+    cluster: Cluster, nodes: list[Node], top: Node, counts: dict[int, int] | None = None
+) -> Subtree:
     path = node_path_get(node=top)
     account = path[-2].name if len(path) > 1 else ""
-    counts = dict(
-        Node.objects.filter(parent_id__in=[node.pk for node in nodes])
-        .values("parent_id")
-        .annotate(count=Count("id"))
-        .values_list("parent_id", "count")
-    )
+    if counts is None:
+        counts = dict(
+            Node.objects.filter(parent_id__in=[node.pk for node in nodes])
+            .values("parent_id")
+            .annotate(count=Count("id"))
+            .values_list("parent_id", "count")
+        )
     ordered = _in_tree_order(cluster, nodes, [top], len(path) - 1, account)
     return Subtree(ordered, {node.node.pk: counts.get(node.node.pk, 0) for node in ordered})
 
@@ -257,13 +260,22 @@ def subtree_get(*, cluster: Cluster, top: Node | None = None, levels: int = 2) -
     if top is None:
         top = Node.objects.get(cluster=cluster, parent__isnull=True)
     nodes, frontier = [top], [top.pk]
+    counts: dict[int, int] = {}
     for _ in range(levels):
-        kids = list(Node.objects.filter(cluster=cluster, parent_id__in=frontier))
+        # Each level comes with its nodes' child counts (a join on a few parents), so that
+        # the deepest level's need no query over thousands of ids.
+        kids = list(
+            Node.objects.filter(cluster=cluster, parent_id__in=frontier).annotate(
+                child_count=Count("children")
+            )
+        )
+        counts[top.pk] = counts.get(top.pk, len(kids))
         if not kids:
             break
         nodes += kids
+        counts.update((kid.pk, kid.child_count) for kid in kids)
         frontier = [kid.pk for kid in kids]
-    return _with_child_counts(cluster, nodes, top)
+    return _with_child_counts(cluster, nodes, top, counts)
 
 
 def pbsfs_listing_get(*, cluster: Cluster) -> str:

@@ -21,4 +21,5 @@ urlpatterns = [
         name="node-recovery",
     ),
     path("clusters/<slug:name>/trends/", trends.trends_page, name="trends"),
+    path("healthz", tree.healthz, name="healthz"),
 ]

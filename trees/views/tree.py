@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.contrib.auth.decorators import login_not_required
 from django.http import (
     Http404,
     HttpRequest,
@@ -33,6 +34,12 @@ from trees.views.parameters import int_parameter
 HISTORY_RANGES = {"7d": timedelta(days=7), "30d": timedelta(days=30), "1y": timedelta(days=365)}
 MAX_LEVELS = 3
 MAX_NAME = 255
+
+
+@login_not_required
+def healthz(request: HttpRequest) -> HttpResponse:
+    """For load balancers and the web benchmark: the application answers (nothing is read)."""
+    return HttpResponse("ok\n", content_type="text/plain")
 
 
 def index(request: HttpRequest) -> HttpResponse:

@@ -23,7 +23,9 @@ SKIPPED = ("admin", "accounts")  # Django's own, with their own permissions
 # url name -> (path with {mine} and {theirs} node ids, statuses for PEOPLE with private_usage
 # off, then on); `mine` is bob's project cond-matter, `theirs` is gravwaves (carol's physics).
 OPEN = (302, 200, 200, 200, 200)
+ANYONE = (200, 200, 200, 200, 200)
 MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
+    "trees:healthz": ("/healthz", ANYONE, ANYONE),
     "trees:index": ("/", OPEN, OPEN),
     "trees:cluster": ("/clusters/hpc/", OPEN, OPEN),
     "trees:tree-json": ("/clusters/hpc/tree.json", OPEN, OPEN),

@@ -1,0 +1,155 @@
+"""The web side on PostgreSQL: the tree JSON of a 10,000-node tree against a trivial endpoint of
+the same server, and one node's one-year history JSON.
+
+Run with `make bench` (PostgreSQL at 127.0.0.1:5432, or BENCH_DATABASE_URL naming a server
+whose `postgres` database may be used to create `fairshare_bench_web`). The application runs
+with production settings (DEBUG off) in a WSGI server thread and is asked over HTTP. Prints
+medians; asserts nothing. Targets (issue 6): the tree JSON within 10x the trivial endpoint;
+the history JSON under 100 ms.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DATABASE = "fairshare_bench_web"
+SERVER_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+ORGANIZATIONS, PROJECTS_EACH, USERS_EACH = 10, 10, 99  # 10 + 100 + 9,900 nodes below the root
+ROUNDS = 21
+
+
+def database_url() -> str:
+    return SERVER_URL.rsplit("/", 1)[0] + "/" + DATABASE
+
+
+def fresh_database() -> None:
+    import psycopg
+
+    with psycopg.connect(SERVER_URL.replace("postgres://", "postgresql://"), autocommit=True) as c:
+        c.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
+        c.execute(f"CREATE DATABASE {DATABASE}")
+    env = {**os.environ, "DATABASE_URL": database_url()}
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    subprocess.run([*manage, "migrate", "--no-input", "-v0"], check=True, env=env)
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def median_ms(fetch: Callable[[], bytes]) -> tuple[float, int]:
+    size = len(fetch())  # warm
+    timings = []
+    for _ in range(ROUNDS):
+        started = time.perf_counter()
+        fetch()
+        timings.append(time.perf_counter() - started)
+    return statistics.median(timings) * 1000, size
+
+
+def child() -> None:
+    os.environ.update(
+        DATABASE_URL=database_url(),
+        DEBUG="0",
+        SECRET_KEY="bench-only-" + "k" * 50,
+        ALLOWED_HOSTS="127.0.0.1",
+        SECURE_SSL_REDIRECT="0",
+    )
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fairshare_site.settings")
+    import warnings
+
+    import django
+
+    # DEBUG off serves static files from STATIC_ROOT, which collectstatic has not filled here.
+    warnings.filterwarnings("ignore", message="No directory at")
+    django.setup()
+    from django.contrib.auth.models import User
+    from django.core.wsgi import get_wsgi_application
+    from django.test import Client
+    from django.utils import timezone
+
+    from accounting.models import NodeHistory
+    from bench.cycle import history_instants
+    from trees.engine.pbs import GroupDef
+    from trees.models import Cluster, Node
+    from trees.services import resource_group_import
+
+    rng = random.Random(6)
+    groups, cgroup = [], 10
+    for org in range(ORGANIZATIONS):
+        groups.append(GroupDef(f"org{org}", cgroup := cgroup + 1, "root", rng.randint(1, 100)))
+        for project in range(PROJECTS_EACH):
+            name = f"p{org}-{project}"
+            groups.append(GroupDef(name, cgroup := cgroup + 1, f"org{org}", rng.randint(1, 50)))
+            for user in range(USERS_EACH):
+                user_name = f"u{org}-{project}-{user}"
+                groups.append(GroupDef(user_name, cgroup := cgroup + 1, name, rng.randint(1, 10)))
+    resource_group_import(cluster_name="bench", groups=groups, pbs_messages=[], source="bench")
+    cluster = Cluster.objects.get(name="bench")
+    nodes = Node.objects.filter(cluster=cluster).count()
+    node = Node.objects.get(cluster=cluster, name="u5-5-50")
+    now = timezone.now()
+    NodeHistory.objects.bulk_create(
+        NodeHistory(node=node, at=at, usage=rng.lognormvariate(12, 2.5), fairshare_perc=1e-4,
+                    fairshare_tree_usage=1e-4, fairshare_factor=0.5)
+        for at in history_instants(now - timedelta(minutes=1))
+    )  # fmt: skip
+
+    user = User.objects.create_user("bench", password="unused-" + "p" * 20, is_staff=True)
+    client = Client()
+    client.force_login(user)
+    cookie = f"sessionid={client.cookies['sessionid'].value}"
+
+    server = make_server("127.0.0.1", 0, get_wsgi_application(), handler_class=_Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}"
+
+    def getter(path: str) -> Callable[[], bytes]:
+        def fetch() -> bytes:
+            request = urllib.request.Request(base + path, headers={"Cookie": cookie})
+            with urllib.request.urlopen(request) as response:
+                return bytes(response.read())
+
+        return fetch
+
+    trivial, _ = median_ms(getter("/healthz"))
+    tree, size = median_ms(getter("/clusters/bench/tree.json?levels=3"))
+    print(f"tree of {nodes:,} nodes; the server is a WSGI thread with DEBUG off")
+    print(f"trivial endpoint /healthz: {trivial:.2f} ms (median of {ROUNDS})")
+    print(
+        f"tree.json?levels=3, every node: {tree:.1f} ms, {size / 2**20:.1f} MiB (median of"
+        f" {ROUNDS}); {tree / trivial:.0f}x the trivial endpoint (target: within 10x)"
+    )
+    history, size = median_ms(getter(f"/clusters/bench/nodes/{node.pk}/history.json?range=1y"))
+    print(
+        f"one node's one-year history.json: {history:.1f} ms, {size / 1024:.0f} KiB (median of"
+        f" {ROUNDS}; target: under 100 ms)"
+    )
+    server.shutdown()
+
+
+def main() -> None:
+    fresh_database()
+    subprocess.run([sys.executable, __file__, "--child"], check=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--child"]:
+        child()
+    else:
+        main()
