@@ -28,3 +28,27 @@ EXPLANATIONS = {
     "trend": "The factor's change over the last 7 days: ↑ more deserving than a week ago, ↓"
     " less, → steady.",
 }
+
+EXPLANATIONS |= {
+    "import_entries": "Entries (groups and entities) of the resource_group that now make the"
+    " cluster's tree.",
+    "import_keys": "Fairshare keys the sched_config set; keys it leaves unset take PBS's"
+    " defaults, as the scheduler would.",
+    "import_records": "Usage records of the file that are now the entities' usage.",
+    "import_read": "Records read from the logs: each is stored, recognised as carrying no job"
+    " run, or rejected.",
+    "import_ingested": "Job runs that ended and were stored for the first time, each charged to"
+    " its entity.",
+    "import_running": "Runs started but not ended in these logs; stored as running until a later"
+    " log holds their end.",
+    "import_duplicates": "Records of runs already stored; they add nothing, so uploading the same"
+    " log again is harmless.",
+    "import_rejected": "Lines (records of a usage file) not taken, each listed below with its"
+    " reason; 0 is what you want.",
+    "import_nodes_added": "Nodes the import added to the tree.",
+    "import_nodes_updated": "Nodes whose shares, parent or group id the import changed.",
+    "import_nodes_removed": "Nodes no longer in the file, taken out of the tree (their usage"
+    " stays, under unknown).",
+    "import_unknown_entities": "Entities with usage that the tree does not hold; PBS charges"
+    " them under `unknown`, so fewer is better.",
+}

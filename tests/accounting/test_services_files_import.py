@@ -26,6 +26,17 @@ def upload(
     return site_files_import(cluster_name=cluster, kind=kind, files=files, strict=strict)
 
 
+def logs(read: int, ingested: int, running: int, duplicates: int, rejected: int) -> dict[str, int]:
+    """The figures of an accounting upload, in the page's order."""
+    return {
+        "read": read,
+        "ingested": ingested,
+        "running": running,
+        "duplicates": duplicates,
+        "rejected": rejected,
+    }
+
+
 def tree(cluster: str) -> list[tuple[str, str, int | None]]:
     nodes = Node.objects.filter(cluster__name=cluster).exclude(parent=None)
     return sorted(nodes.values_list("name", "parent__name", "shares"))
@@ -189,10 +200,10 @@ def test_accounting_logs_in_day_order_and_again_as_duplicates(tmp_path: Path) ->
     # Read in name order: 101, 103's requeued first run (R) and its second run end on the 1st,
     # 102 starts there (running) and ends on the 2nd.
     assert [(f.file, f.counts) for f in first.files] == [
-        ("20260301", {"read": 10, "ingested": 3, "running": 1, "duplicates": 0, "rejected": 1}),
-        ("20260302", {"read": 2, "ingested": 1, "running": 0, "duplicates": 0, "rejected": 0}),
+        ("20260301", logs(10, 3, 1, 0, 1)),
+        ("20260302", logs(2, 1, 0, 0, 0)),
     ]
-    assert first.totals == {"read": 12, "ingested": 4, "running": 1, "duplicates": 0, "rejected": 1}
+    assert first.totals == logs(12, 4, 1, 0, 1)
     assert [(bad.file, bad.line, bad.field) for bad in first.rejects] == [("20260301", 10, "line")]
     assert first.rejects[0].text == "not a record"
     assert IngestRejection.objects.get().line == 10
@@ -200,7 +211,7 @@ def test_accounting_logs_in_day_order_and_again_as_duplicates(tmp_path: Path) ->
     again = upload("site", SiteFile.PBS_ACCOUNTING, ("20260301", day1), ("20260302", day2))
     assert not again.cluster_created
     # Every run again (4), and 102's start, which the stored run already holds.
-    assert again.totals == {"read": 12, "ingested": 0, "running": 0, "duplicates": 5, "rejected": 1}
+    assert again.totals == logs(12, 0, 0, 5, 1)
     assert Job.objects.count() == 4
 
 
@@ -216,19 +227,7 @@ def test_real_accounting_logs_uploaded_twice() -> None:
     path = DATA / "pbs_accounting" / "ncar-laramie" / "20180212"
     first = upload("laramie", SiteFile.PBS_ACCOUNTING, ("20180212", path))
     # SOURCES.md's figures: 43 Q, 34 S, 33 E, 19 L, 3 D; every E a run, one S still running.
-    assert first.totals == {
-        "read": 132,
-        "ingested": 33,
-        "running": 1,
-        "duplicates": 0,
-        "rejected": 0,
-    }
+    assert first.totals == logs(132, 33, 1, 0, 0)
     again = upload("laramie", SiteFile.PBS_ACCOUNTING, ("20180212", path))
-    assert again.totals == {
-        "read": 132,
-        "ingested": 0,
-        "running": 0,
-        "duplicates": 34,
-        "rejected": 0,
-    }
+    assert again.totals == logs(132, 0, 0, 34, 0)
     assert Job.objects.count() == 34

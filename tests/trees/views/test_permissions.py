@@ -24,6 +24,7 @@ SKIPPED = ("admin", "accounts")  # Django's own, with their own permissions
 # off, then on); `mine` is bob's project cond-matter, `theirs` is gravwaves (carol's physics).
 OPEN = (302, 200, 200, 200, 200)
 ANYONE = (200, 200, 200, 200, 200)
+ADMINS = (302, 403, 403, 403, 200)
 MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
     "trees:healthz": ("/healthz", ANYONE, ANYONE),
     "trees:index": ("/", OPEN, OPEN),
@@ -51,6 +52,8 @@ MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
         OPEN,
         (302, 400, 400, 200, 200),
     ),
+    "accounting:import": ("/clusters/hpc/import/", ADMINS, ADMINS),
+    "accounting:import-new": ("/import/", ADMINS, ADMINS),
 }
 
 
