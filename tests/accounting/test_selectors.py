@@ -1,10 +1,16 @@
-"""Reads of cycles: a node's history for a chart, and the events that annotate it."""
+"""Reads of cycles: a node's history for a chart, the events that annotate it, and trends."""
 
 from datetime import UTC, datetime
 
 import pytest
 
-from accounting.selectors import HistoryEvent, clusters_due, history_events_get, node_history_get
+from accounting.selectors import (
+    HistoryEvent,
+    clusters_due,
+    history_events_get,
+    node_history_get,
+    trends_get,
+)
 from accounting.services import cycle_run
 from tests.accounting.test_services_cycle import DAY, T0, at, job, site
 from trees.formats.resource_group import parse_resource_group
@@ -64,3 +70,39 @@ def test_the_clusters_due_are_those_whose_slot_has_not_run() -> None:
     ]
     cycle_run(cluster=cluster, now=datetime(2026, 3, 1, 8, 10, tzinfo=UTC))
     assert clusters_due(now) == []
+
+
+def test_trends_stack_the_children_and_weigh_their_present_usage() -> None:
+    cluster = site()  # chem 60 and phys 40 shares under the root, with unknown at 0
+    ann, bob = (Node.objects.get(cluster=cluster, name=name) for name in ("ann", "bob"))
+    job(cluster, "1", "ann", T0, T0 + 3600, 4, node=ann)  # 14,400 cpu-seconds, under chem
+    job(cluster, "2", "bob", T0, T0 + 1800, 1, node=bob)  # 1,800, under phys
+    for instant in (T0, T0 + 1800, T0 + 3600):
+        cycle_run(cluster=cluster, now=at(instant))
+    root = Node.objects.get(cluster=cluster, parent=None)
+    trends = trends_get(node=root, since=None)
+    assert [child.name for child in trends.children] == ["chem", "phys", "unknown"]
+    assert trends.at == [at(T0), at(T0 + 1800), at(T0 + 3600)]
+    chem, phys, unknown = trends.children
+    # Each leaf starts at 1; a group is 1 plus its leaves that are not 1 (none at T0).
+    assert trends.usage == {
+        chem.pk: [1.0, 7202.0, 14_402.0],
+        phys.pk: [1.0, 1802.0, 1802.0],
+        unknown.pk: [1.0, 1.0, 1.0],
+    }
+    assert trends.usage_share(chem) == 14_402 / (14_402 + 1802 + 1)
+    assert trends.usage_share(unknown) == 1 / 16_205
+    assert [(row.key, row.jobs, row.core_hours, row.usage) for row in trends.top] == [
+        ("ann", 1, 4.0, 14_400.0),
+        ("bob", 1, 0.5, 1800.0),
+    ]
+    recent = trends_get(node=root, since=at(T0 + 1800), top=1)
+    assert recent.at == [at(T0 + 1800), at(T0 + 3600)]
+    assert [row.key for row in recent.top] == ["ann"]
+    under_phys = trends_get(node=phys, since=None)
+    assert [child.name for child in under_phys.children] == ["bob"]
+    assert [row.key for row in under_phys.top] == ["bob"]
+    (only,) = under_phys.children
+    assert (only, only.usage, under_phys.usage_share(only)) == (bob, 1801.0, 1.0)
+    alone = trends_get(node=only, since=at(T0 + 3600))
+    assert (alone.children, alone.usage) == ([bob], {bob.pk: [1801.0]})
