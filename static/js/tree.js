@@ -188,7 +188,10 @@
             colors: docs.map((doc) => colour(doc, by)),
             colorscale: RED_YELLOW_GREEN,
             reversescale: by === "ratio",
-            cmid: factor ? 0.5 : 1,
+            // Centred on "on target" (factor 0.5, ratio or Level FS 1); Level FS and the ratio
+            // have no upper bound, so twice the target is already the far end.
+            cmin: 0,
+            cmax: factor ? 1 : 2,
             showscale: true,
             colorbar: { title: { text: by === "ratio" ? "usage / target" : slurm ? "Level FS" : "factor" } },
           },
