@@ -1,0 +1,27 @@
+"""The benchmarks' own PostgreSQL databases, on the server BENCH_DATABASE_URL names (by default
+the local one), each made afresh and migrated before a run."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+
+
+def database_url(name: str) -> str:
+    """The URL of the database NAME on the benchmarks' server."""
+    return SERVER_URL.rsplit("/", 1)[0] + "/" + name
+
+
+def fresh_database(name: str) -> None:
+    """Drop the database NAME, create it again and migrate it."""
+    import psycopg
+
+    with psycopg.connect(SERVER_URL.replace("postgres://", "postgresql://"), autocommit=True) as c:
+        c.execute(f"DROP DATABASE IF EXISTS {name}")
+        c.execute(f"CREATE DATABASE {name}")
+    env = {**os.environ, "DATABASE_URL": database_url(name)}
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    subprocess.run([*manage, "migrate", "--no-input", "-v0"], check=True, env=env)
