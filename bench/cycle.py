@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -22,7 +21,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.postgres import database_url, fresh_database  # noqa: E402  (after the path)
+from bench.postgres import database_url, run_on_fresh_database  # noqa: E402  (after the path)
 
 DATABASE = "fairshare_bench_cycle"
 RUNNING = 10_000
@@ -176,13 +175,5 @@ def replay_hpc2n(connection: Any) -> None:
     )
 
 
-def main() -> None:
-    fresh_database(DATABASE)
-    subprocess.run([sys.executable, __file__, "--child"], check=True)
-
-
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--child"]:
-        child()
-    else:
-        main()
+    run_on_fresh_database(__file__, DATABASE, child)

@@ -4,6 +4,7 @@ the local one), each made afresh and migrated before a run."""
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,3 +26,13 @@ def fresh_database(name: str) -> None:
     env = {**os.environ, "DATABASE_URL": database_url(name)}
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "--no-input", "-v0"], check=True, env=env)
+
+
+def run_on_fresh_database(script: str, name: str, child: Callable[[], None]) -> None:
+    """SCRIPT's entry: make the database NAME afresh, then run CHILD in a new process of SCRIPT
+    (`--child`), whose Django settings read that database's URL."""
+    if sys.argv[1:] == ["--child"]:
+        child()
+    else:
+        fresh_database(name)
+        subprocess.run([sys.executable, script, "--child"], check=True)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import random
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -25,7 +24,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.postgres import database_url, fresh_database  # noqa: E402  (after the path)
+from bench.postgres import database_url, run_on_fresh_database  # noqa: E402  (after the path)
 
 DATABASE = "fairshare_bench_web"
 ORGANIZATIONS, PROJECTS_EACH, USERS_EACH = 10, 10, 99  # 10 + 100 + 9,900 nodes below the root
@@ -128,13 +127,5 @@ def child() -> None:
     server.shutdown()
 
 
-def main() -> None:
-    fresh_database(DATABASE)
-    subprocess.run([sys.executable, __file__, "--child"], check=True)
-
-
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--child"]:
-        child()
-    else:
-        main()
+    run_on_fresh_database(__file__, DATABASE, child)
