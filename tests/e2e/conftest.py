@@ -60,7 +60,6 @@ def chromium_path() -> Path:
 class Site:
     url: str
     env: dict[str, str]
-    log: Path
 
     def manage(self, *args: str) -> str:
         """Run a management command against the served site's database; its output."""
@@ -112,12 +111,12 @@ def site(chromium_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
         "CELERY_BROKER_URL": "",
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
-    manage = [sys.executable, "manage.py"]
+    site = Site(f"http://127.0.0.1:{port}", env)
     collecting = subprocess.Popen(
-        [*manage, "collectstatic", "--no-input", "-v0"], cwd=ROOT, env=env
+        [sys.executable, "manage.py", "collectstatic", "--no-input", "-v0"], cwd=ROOT, env=env
     )
-    for command in (["migrate", "--no-input", "-v0"], ["demo", "--small", "--password", PASSWORD]):
-        subprocess.run([*manage, *command], cwd=ROOT, env=env, check=True, capture_output=True)
+    site.manage("migrate", "--no-input", "-v0")
+    site.manage("demo", "--small", "--password", PASSWORD)
     assert collecting.wait() == 0, "collectstatic failed"
 
     log = folder / "server.log"
@@ -127,10 +126,9 @@ def site(chromium_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
              f"127.0.0.1:{port}", "--workers", "1", "--threads", "4", "--no-control-socket"],
             cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
         )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_up(url, server, log)
-        yield Site(url, env, log)
+        wait_until_up(site.url, server, log)
+        yield site
     finally:
         server.terminate()
         server.wait(timeout=10)
