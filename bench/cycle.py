@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -22,28 +21,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.postgres import database_url, run_on_fresh_database  # noqa: E402  (after the path)
 
 DATABASE = "fairshare_bench_cycle"
-SERVER_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 RUNNING = 10_000
 HISTORY_NODES = 10_000
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 HPC2N = ROOT.parent / "shared" / "data" / "swf" / "HPC2N-2002-2.2-cln.swf.gz"
-
-
-def database_url() -> str:
-    return SERVER_URL.rsplit("/", 1)[0] + "/" + DATABASE
-
-
-def fresh_database() -> None:
-    import psycopg
-
-    with psycopg.connect(SERVER_URL.replace("postgres://", "postgresql://"), autocommit=True) as c:
-        c.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
-        c.execute(f"CREATE DATABASE {DATABASE}")
-    env = {**os.environ, "DATABASE_URL": database_url()}
-    manage = [sys.executable, str(ROOT / "manage.py")]
-    subprocess.run([*manage, "migrate", "--no-input", "-v0"], check=True, env=env)
 
 
 def history_instants(end: datetime) -> list[datetime]:
@@ -58,7 +42,7 @@ def history_instants(end: datetime) -> list[datetime]:
 def child() -> None:
     import django
 
-    os.environ["DATABASE_URL"] = database_url()
+    os.environ["DATABASE_URL"] = database_url(DATABASE)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fairshare_site.settings")
     django.setup()
     from django.db import connection
@@ -191,13 +175,5 @@ def replay_hpc2n(connection: Any) -> None:
     )
 
 
-def main() -> None:
-    fresh_database()
-    subprocess.run([sys.executable, __file__, "--child"], check=True)
-
-
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--child"]:
-        child()
-    else:
-        main()
+    run_on_fresh_database(__file__, DATABASE, child)

@@ -26,13 +26,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.postgres import database_url, fresh_database  # noqa: E402  (after the path)
 
 JOBS_PER_DAY = 100_000
 DAYS = 10
 USERS = 2_000
 ACCOUNTS = 300
 DATABASE = "fairshare_bench"
-SERVER_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 
 
 def day_stamp(epoch: int) -> str:
@@ -111,21 +111,6 @@ def resource_group(folder: Path) -> Path:
     return path
 
 
-def database_url(name: str) -> str:
-    return SERVER_URL.rsplit("/", 1)[0] + "/" + name
-
-
-def fresh_database() -> None:
-    import psycopg
-
-    with psycopg.connect(SERVER_URL.replace("postgres://", "postgresql://"), autocommit=True) as c:
-        c.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
-        c.execute(f"CREATE DATABASE {DATABASE}")
-    env = {**os.environ, "DATABASE_URL": database_url(DATABASE)}
-    manage = [sys.executable, str(ROOT / "manage.py")]
-    subprocess.run([*manage, "migrate", "--no-input", "-v0"], check=True, env=env)
-
-
 def peak_kb() -> int:
     """This process's peak resident memory (VmHWM: unlike ru_maxrss, not inherited on exec)."""
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -189,7 +174,7 @@ def child(tree: str, paths: list[str]) -> None:
 
 
 def run_child(tree: Path, paths: list[Path]) -> dict[str, Any]:
-    fresh_database()
+    fresh_database(DATABASE)
     command = [sys.executable, __file__, "--child", str(tree), *map(str, paths)]
     done = subprocess.run(command, check=True, capture_output=True, text=True)
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import random
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -25,26 +24,11 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.postgres import database_url, run_on_fresh_database  # noqa: E402  (after the path)
 
 DATABASE = "fairshare_bench_web"
-SERVER_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 ORGANIZATIONS, PROJECTS_EACH, USERS_EACH = 10, 10, 99  # 10 + 100 + 9,900 nodes below the root
 ROUNDS = 21
-
-
-def database_url() -> str:
-    return SERVER_URL.rsplit("/", 1)[0] + "/" + DATABASE
-
-
-def fresh_database() -> None:
-    import psycopg
-
-    with psycopg.connect(SERVER_URL.replace("postgres://", "postgresql://"), autocommit=True) as c:
-        c.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
-        c.execute(f"CREATE DATABASE {DATABASE}")
-    env = {**os.environ, "DATABASE_URL": database_url()}
-    manage = [sys.executable, str(ROOT / "manage.py")]
-    subprocess.run([*manage, "migrate", "--no-input", "-v0"], check=True, env=env)
 
 
 class _Quiet(WSGIRequestHandler):
@@ -64,7 +48,7 @@ def median_ms(fetch: Callable[[], bytes]) -> tuple[float, int]:
 
 def child() -> None:
     os.environ.update(
-        DATABASE_URL=database_url(),
+        DATABASE_URL=database_url(DATABASE),
         DEBUG="0",
         SECRET_KEY="bench-only-" + "k" * 50,
         ALLOWED_HOSTS="127.0.0.1",
@@ -143,13 +127,5 @@ def child() -> None:
     server.shutdown()
 
 
-def main() -> None:
-    fresh_database()
-    subprocess.run([sys.executable, __file__, "--child"], check=True)
-
-
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--child"]:
-        child()
-    else:
-        main()
+    run_on_fresh_database(__file__, DATABASE, child)

@@ -153,12 +153,27 @@
     return doc.fairshare_factor;
   }
 
+  // ColorBrewer's RdYlGn: plotly.js knows no such name and would fall back to its reds.
+  const RED_YELLOW_GREEN = [
+    [0, "#d73027"],
+    [0.25, "#fc8d59"],
+    [0.5, "#ffffbf"],
+    [0.75, "#91cf60"],
+    [1, "#1a9850"],
+  ];
+
   function chart() {
     if (!window.Plotly) return;
     const by = document.querySelector("input[name=colour]:checked").value;
     const docs = [...nodes.values()];
     const ids = new Set(docs.map((doc) => doc.id));
     const factor = by === "factor" && !slurm;
+    // branchvalues "remainder" adds a node's own value to its children's: a node's own value is
+    // the target its loaded children do not already cover, so each column fills its parent.
+    const covered = new Map();
+    for (const doc of docs) {
+      if (ids.has(doc.parent)) covered.set(doc.parent, (covered.get(doc.parent) || 0) + doc.fairshare_perc);
+    }
     Plotly.react(
       "tree-chart",
       [
@@ -167,13 +182,16 @@
           ids: docs.map((doc) => String(doc.id)),
           labels: docs.map((doc) => doc.name),
           parents: docs.map((doc) => (ids.has(doc.parent) ? String(doc.parent) : "")),
-          values: docs.map((doc) => doc.fairshare_perc),
+          values: docs.map((doc) => Math.max(0, doc.fairshare_perc - (covered.get(doc.id) || 0))),
           branchvalues: "remainder",
           marker: {
             colors: docs.map((doc) => colour(doc, by)),
-            colorscale: "RdYlGn",
+            colorscale: RED_YELLOW_GREEN,
             reversescale: by === "ratio",
-            cmid: factor ? 0.5 : 1,
+            // Centred on "on target" (factor 0.5, ratio or Level FS 1); Level FS and the ratio
+            // have no upper bound, so twice the target is already the far end.
+            cmin: 0,
+            cmax: factor ? 1 : 2,
             showscale: true,
             colorbar: { title: { text: by === "ratio" ? "usage / target" : slurm ? "Level FS" : "factor" } },
           },

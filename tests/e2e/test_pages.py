@@ -1,0 +1,72 @@
+"""My standing, compare and trends in a browser, as the people each is for."""
+
+import re
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import expect_status, shot
+
+
+def test_bob_sees_his_standing_and_opens_his_most_deserving_entity(bob: Page) -> None:
+    bob.get_by_role("link", name="My standing").click()
+    expect(bob.get_by_role("heading", name="My standing")).to_be_visible()
+    expect(bob.locator("main code").first).to_have_text("dkaya")
+    hpc = bob.locator("section.standing").filter(has=bob.get_by_role("link", name="hpc"))
+    expect(hpc.locator("table.standing tbody tr")).to_have_count(2)
+    expect(hpc.locator("table.standing")).to_contain_text("physics / cond-matter")
+    expect(hpc.locator("table.standing")).to_contain_text("lifesci / genomics")
+    expect(
+        hpc.locator("td").filter(has_text=re.compile(r"^\d+(st|nd|rd|th) of 31$"))
+    ).to_have_count(2)
+    shot(bob, "me-bob")
+
+    hpc.locator("p.best a").click()
+    expect(
+        bob.get_by_role("heading", name=re.compile(r"^(cond-matter|genomics) project$"))
+    ).to_be_visible()
+
+
+def test_carol_sees_her_members_on_her_standing(carol: Page) -> None:
+    carol.goto("/me/")
+    hpc = carol.locator("section.standing").filter(has=carol.get_by_role("link", name="hpc"))
+    expect(hpc.get_by_role("heading", name="Members of what you manage")).to_be_visible()
+    expect(hpc.locator("table.standing").last).to_contain_text("physics / gravwaves")
+    shot(carol, "me-carol")
+
+
+def test_bob_compares_his_project_with_a_sibling(bob: Page) -> None:
+    bob.goto("/clusters/hpc/")
+    bob.get_by_role("link", name="Compare two entities").click()
+    bob.get_by_label("A").fill("cond-matter")
+    bob.get_by_label("B").fill("gravwaves")
+    bob.get_by_role("button", name="Compare").click()
+    expect(bob).to_have_url(re.compile(r"/clusters/hpc/compare/\?a=cond-matter&b=gravwaves$"))
+    expect(bob.get_by_role("heading", level=2)).to_have_text(
+        re.compile(r"^(cond-matter|gravwaves) is more deserving$")
+    )
+    expect(bob.locator("main")).to_contain_text("physics")
+    shot(bob, "compare-hpc")
+
+    bob.get_by_label("B").fill("no-such-entity")
+    expect_status(bob, 400, "/clusters/hpc/compare/?a=cond-matter&b=no-such-entity")
+    bob.get_by_role("button", name="Compare").click()
+    expect(bob.get_by_role("alert")).to_contain_text("no-such-entity")
+
+
+def test_carol_follows_the_trends_of_physics_down_to_a_project(carol: Page) -> None:
+    carol.goto("/clusters/hpc/")
+    carol.get_by_role("link", name="Trends").click()
+    expect(carol.get_by_role("heading", name="Trends of physics")).to_be_visible()
+    expect(carol.get_by_role("link", name="30d")).to_have_attribute("aria-current", "true")
+    expect(carol.locator("table.shares tbody tr")).to_have_count(7)
+    expect(carol.locator("#trends-chart g.trace.scatter")).to_have_count(7)
+    expect(carol.locator("table.top tbody tr").first).to_be_visible()
+    shot(carol, "trends-hpc-physics")
+
+    carol.locator("table.shares").get_by_role("link", name="cond-matter").click()
+    expect(carol.get_by_role("heading", name="Trends of cond-matter")).to_be_visible()
+    carol.get_by_role("link", name="7d", exact=True).click()
+    expect(carol.get_by_role("link", name="7d", exact=True)).to_have_attribute(
+        "aria-current", "true"
+    )
+    expect(carol.locator("#trends-chart g.trace.scatter")).to_have_count(1)

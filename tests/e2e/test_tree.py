@@ -1,0 +1,105 @@
+"""The tree pages in a browser: the index, a cluster's icicle and table, a node's history."""
+
+import re
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import shot
+
+
+def org_usages(page: Page) -> list[float]:
+    """The Usage cells of the organizations under TREEROOT (the first row), top to bottom."""
+    cells = [
+        row.locator("td").all_inner_texts() for row in page.locator("#tree-table tbody tr").all()
+    ]
+    return [float(row[4]) for row in cells[1:] if row[1] == "organization"]
+
+
+def test_the_index_lists_every_cluster_with_its_scheduler_listing(alice: Page) -> None:
+    for name in ("fairtree", "forum", "gpu", "hpc", "whitepaper"):
+        expect(alice.get_by_role("link", name=name, exact=True)).to_be_visible()
+    expect(alice.locator("pre.pbsfs")).to_have_count(5)
+    hpc = alice.locator("section.cluster").filter(has=alice.get_by_role("link", name="hpc"))
+    expect(hpc.locator("pre.pbsfs")).to_contain_text("cond-matter")
+    fairtree = alice.locator("section.cluster").filter(has_text="sshare -a -l")
+    expect(fairtree.locator("pre.pbsfs")).to_contain_text("LevelFS")
+    shot(alice, "index")
+
+
+def test_bob_drills_from_the_cluster_chart_and_table_to_his_project(bob: Page) -> None:
+    bob.get_by_role("link", name="hpc", exact=True).click()
+    expect(bob.get_by_role("heading", name="hpc PBS Professional / OpenPBS")).to_be_visible()
+    # TREEROOT opened on its six organizations; the icicle holds them and their projects.
+    expect(bob.locator("#tree-table tbody tr")).to_have_count(7)
+    expect(bob.locator("#tree-chart g.slice")).to_have_count(38)
+    expect(bob.locator("#tree-chart .cbtitle")).to_have_text("factor")
+    shot(bob, "cluster-hpc")
+
+    bob.get_by_label("usage against target").check()
+    expect(bob.locator("#tree-chart .cbtitle")).to_have_text("usage / target")
+
+    bob.get_by_role("button", name="open physics").click()
+    expect(bob.locator("#tree-table tbody tr")).to_have_count(14)
+    expect(bob.get_by_role("link", name="cond-matter")).to_be_visible()
+
+    bob.locator("#tree-table th[data-key=usage]").click()
+    usages = org_usages(bob)
+    assert len(usages) == 6
+    assert usages == sorted(usages, reverse=True)
+    bob.locator("#tree-table th[data-key=usage]").click()
+    assert org_usages(bob) == sorted(usages)
+
+    bob.get_by_label("Search by name").fill("genomics")
+    expect(bob.locator("#tree-table tr.found")).to_contain_text("genomics")
+    shot(bob, "cluster-hpc-search")
+
+    bob.get_by_role("link", name="cond-matter").click()
+    expect(bob.get_by_role("heading", name="cond-matter project")).to_be_visible()
+    expect(bob.locator("p.crumbs")).to_have_text(
+        re.compile(r"hpc\s*/\s*TREEROOT\s*/\s*physics\s*/\s*cond-matter")
+    )
+
+
+def test_a_node_page_draws_its_history_and_recovery_and_reloads_a_range(bob: Page) -> None:
+    bob.goto("/clusters/hpc/")
+    bob.get_by_role("link", name="physics").click()
+    expect(bob.get_by_role("heading", name="physics organization")).to_be_visible()
+    bob.locator("table.children").get_by_role("link", name="cond-matter").click()
+
+    expect(bob.locator("table.path tbody tr")).to_have_count(3)
+    expect(bob.locator("#history-usage g.trace.scatter")).to_have_count(1)
+    expect(bob.locator("#history-standing g.trace.scatter")).to_have_count(3)
+    expect(bob.locator("#recovery-sentence")).not_to_have_text("Projecting…")
+    expect(bob.locator("#recovery-chart g.trace.scatter")).to_have_count(2)
+    expect(bob.get_by_role("button", name="30d")).to_have_attribute("aria-pressed", "true")
+    shot(bob, "node-hpc-cond-matter")
+
+    with bob.expect_response(re.compile(r"history\.json\?range=1y$")) as answer:
+        bob.get_by_role("button", name="1y").click()
+    assert answer.value.status == 200
+    assert len(answer.value.json()["at"]) > 0
+    expect(bob.get_by_role("button", name="1y")).to_have_attribute("aria-pressed", "true")
+    expect(bob.get_by_role("button", name="30d")).to_have_attribute("aria-pressed", "false")
+    shot(bob, "node-hpc-cond-matter-1y")
+
+
+def test_opening_a_project_on_gpu_fetches_its_users(alice: Page) -> None:
+    alice.goto("/clusters/gpu/")
+    alice.get_by_role("button", name="open physics").click()
+    rows = alice.locator("#tree-table tbody tr")
+    before = rows.count()
+    with alice.expect_response(re.compile(r"tree\.json\?node=\d+&levels=1$")) as answer:
+        alice.get_by_role("button", name="open cond-matter").click()
+    users = [doc for doc in answer.value.json()["nodes"] if doc["kind"] == "user"]
+    assert users
+    expect(rows).to_have_count(before + len(users))
+    shot(alice, "cluster-gpu")
+
+
+def test_a_slurm_cluster_shows_fair_tree_columns(carol: Page) -> None:
+    carol.goto("/clusters/fairtree/")
+    expect(carol.get_by_role("heading", name="fairtree Slurm")).to_be_visible()
+    expect(carol.locator("#tree-table th[data-key=level_fs]")).to_have_text("Level FS")
+    expect(carol.locator("#tree-table tbody tr").first).to_contain_text("root")
+    expect(carol.locator("#tree-chart g.slice").first).to_be_visible()
+    shot(carol, "cluster-fairtree")
