@@ -1,6 +1,7 @@
 """My standing, compare and trends in a browser, as the people each is for."""
 
 import re
+from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
@@ -70,3 +71,23 @@ def test_carol_follows_the_trends_of_physics_down_to_a_project(carol: Page) -> N
         "aria-current", "true"
     )
     expect(carol.locator("#trends-chart g.trace.scatter")).to_have_count(1)
+
+
+def test_alice_uploads_a_resource_group_and_sees_its_rejected_line(
+    alice: Page, tmp_path: Path
+) -> None:
+    """whitepaper's own tree again (nothing changes) with one line that is not an entry."""
+    upload = tmp_path / "resource_group"
+    sample = Path(__file__).resolve().parents[2] / "trees" / "sample" / "whitepaper"
+    upload.write_text((sample / "resource_group").read_text() + "L9\tnot-a-number\tB1\t5\n")
+    alice.goto("/clusters/whitepaper/")
+    alice.get_by_role("link", name="Import files").click()
+    expect(alice.get_by_role("heading", level=1)).to_contain_text("whitepaper")
+    alice.get_by_label("resource_group (the fairshare tree)").check()
+    alice.get_by_label("File(s)").set_input_files(upload)
+    alice.get_by_role("button", name="Import").click()
+    rejects = alice.locator("table.rejects tbody tr")
+    expect(rejects).to_have_count(1)
+    expect(rejects.first).to_contain_text("resource_group")
+    expect(rejects.first).to_contain_text("not-a-number")
+    shot(alice, "import-whitepaper")
