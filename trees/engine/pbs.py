@@ -26,6 +26,7 @@ UNSPECIFIED = -1
 USAGE_NAME_MAX = 50
 UNKNOWN_CGROUP = 1
 UNKNOWN_ENTITY_SHARES = 1
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1  # what a C int (shares, cgroup) holds
 
 _F32 = np.float32
 _PBS_NAME = re.compile(r"[A-Za-z0-9.\-_ :]*")  # ASCII only: its length is its bytes
@@ -62,6 +63,29 @@ class GroupDef:
     cgroup: int
     parent: str
     shares: int
+
+
+def definition_order(groups: Iterable[GroupDef]) -> list[GroupDef]:
+    """The entries in their order, except that one whose parent comes later is held back until
+    its parent (PBS reads a parent before its children, and lists siblings newest first, so
+    order is meaning). Entries whose parent never comes are a ValueError naming them."""
+    ordered: list[GroupDef] = []
+    placed = {ROOT_ALIAS, TREEROOT, UNKNOWN}
+    waiting: dict[str, list[GroupDef]] = {}
+    for group in groups:
+        if group.parent not in placed:
+            waiting.setdefault(group.parent, []).append(group)
+            continue
+        ready = [group]
+        while ready:
+            current = ready.pop()
+            ordered.append(current)
+            placed.add(current.name)
+            ready.extend(reversed(waiting.pop(current.name, [])))
+    if waiting:
+        orphans = ", ".join(sorted(g.name for held in waiting.values() for g in held))
+        raise ValueError(f"entries whose parent is not in the tree: {orphans}")
+    return ordered
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,18 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from trees.engine.pbs import ROOT_ALIAS, TREEROOT, UNKNOWN, GroupDef
+from trees.engine.pbs import (
+    INT_MAX,
+    INT_MIN,
+    ROOT_ALIAS,
+    TREEROOT,
+    UNKNOWN,
+    GroupDef,
+    definition_order,
+)
 from trees.formats.rejected import RejectedLine
 
 FGETS_SIZE = 256
-INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 _C_SPACE = b" \t\n\v\f\r"
 _STRTOL = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
 
@@ -134,24 +141,7 @@ def format_resource_group(groups: Iterable[GroupDef], *, header: str = "") -> st
     """
     lines = [f"# {line}\n" if line else "#\n" for line in header.splitlines()]
     lines.append("# name\tcgroup\tparent\tshares\n")
-    written = {ROOT_ALIAS, TREEROOT, UNKNOWN}
-    waiting: dict[str, list[GroupDef]] = {}
-
-    def emit(group: GroupDef) -> None:
-        ready = [group]
-        while ready:
-            current = ready.pop()
-            parent = ROOT_ALIAS if current.parent == TREEROOT else current.parent
-            lines.append(f"{current.name}\t{current.cgroup}\t{parent}\t{current.shares}\n")
-            written.add(current.name)
-            ready.extend(reversed(waiting.pop(current.name, [])))
-
-    for group in groups:
-        if group.parent in written:
-            emit(group)
-        else:
-            waiting.setdefault(group.parent, []).append(group)
-    if waiting:
-        orphans = ", ".join(sorted(g.name for held in waiting.values() for g in held))
-        raise ValueError(f"entries whose parent is not in the tree: {orphans}")
+    for group in definition_order(groups):
+        parent = ROOT_ALIAS if group.parent == TREEROOT else group.parent
+        lines.append(f"{group.name}\t{group.cgroup}\t{parent}\t{group.shares}\n")
     return "".join(lines)
