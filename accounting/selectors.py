@@ -185,9 +185,7 @@ def history_events_get(
     else:
         events = _decay_events(cluster, since, until)
     for change in changes:
-        before = "added" if change.old_shares is None else f"{change.old_shares} shares"
-        after = "removed" if change.new_shares is None else f"{change.new_shares} shares"
-        text = f"{change.node_name}: {before} → {after} ({change.reason})"
+        text = f"{change.node_name}: {change.what()} ({change.reason})"
         events.append(HistoryEvent(change.changed_at, "shares", text, change.node_name))
     return sorted(events, key=lambda event: event.at)
 

@@ -272,6 +272,15 @@ class ShareChange(models.Model):
     new_shares = models.IntegerField(
         null=True, blank=True, help_text="Empty: the node was removed."
     )
+    old_name = models.CharField(
+        max_length=255, blank=True, help_text="The name it had before; empty: not renamed."
+    )
+    old_parent = models.CharField(
+        max_length=255, blank=True, help_text="Where it was before a move (`root`: the top)."
+    )
+    new_parent = models.CharField(
+        max_length=255, blank=True, help_text="Where it was moved; empty: not moved."
+    )
     reason = models.TextField()
 
     class Meta:
@@ -293,7 +302,22 @@ class ShareChange(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.node_name}: {self.old_shares} -> {self.new_shares}"
+        return f"{self.node_name}: {self.what()}"
+
+    def what(self) -> str:
+        """The change in words: "renamed from B3", "moved from B3 to B1", "10 → 20 shares"."""
+        parts = []
+        if self.old_name:
+            parts.append(f"renamed from {self.old_name}")
+        if self.new_parent:
+            parts.append(f"moved from {self.old_parent} to {self.new_parent}")
+        if self.old_shares is None:
+            parts.append(f"added with {self.new_shares} shares")
+        elif self.new_shares is None:
+            parts.append(f"removed (had {self.old_shares} shares)")
+        elif self.old_shares != self.new_shares or not parts:
+            parts.append(f"{self.old_shares} → {self.new_shares} shares")
+        return "; ".join(parts)
 
 
 class Person(models.Model):

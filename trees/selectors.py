@@ -7,8 +7,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import Count
+from django.db.models import Count, Q, QuerySet
 
+from trees.engine.edit import (
+    ChildEdit,
+    EditedTree,
+    StandingChange,
+    edit_tree,
+    standing_changes,
+    tree_version,
+)
 from trees.engine.fairtree import (
     NO_VAL,
     USE_PARENT,
@@ -31,8 +39,9 @@ from trees.engine.pbs import (
 from trees.engine.pbs import compute as pbs_compute
 from trees.engine.recovery import pbs_recovery
 from trees.formats.pbsfs import ListingLine, PbsfsPolicy, UsageDatabase, format_listing
+from trees.formats.resource_group import format_resource_group
 from trees.formats.sshare import columns_for, format_sshare, sshare_row, sshare_rows, zero_tres
-from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler
+from trees.models import Cluster, Membership, Node, NodeKind, NodeOrigin, Scheduler, ShareChange
 
 
 def cluster_get(*, name: str) -> Cluster:
@@ -575,6 +584,67 @@ def pbs_tree_get(*, cluster: Cluster) -> PbsTree:
         unknown_shares=cluster.unknown_shares,
         last_decay=state.database.last_decay,
     )
+
+
+def resource_group_text_get(*, cluster: Cluster, now: datetime) -> str:
+    """The cluster's tree as the resource_group file to hand to PBS."""
+    state = pbs_state_get(cluster=cluster)
+    stamp = now.strftime("%Y-%m-%d %H:%M:%S %Z")
+    return format_resource_group(
+        state.groups, header=f"resource_group of cluster {cluster.name}, exported {stamp}"
+    )
+
+
+def tree_version_get(*, cluster: Cluster) -> str:
+    """The version of the cluster's resource_group entries that an edit is made on."""
+    return tree_version(pbs_state_get(cluster=cluster).groups)
+
+
+@dataclass(frozen=True)
+class TreeEditPreview:
+    """What an edit would do, computed in memory from the stored tree: nothing is saved."""
+
+    version: str  # of the entries the edit was applied to
+    edited: EditedTree
+    changes: list[StandingChange]  # empty when the edit has problems
+    memberships_removed: int  # people's memberships of the nodes the edit removes
+
+
+def tree_edit_preview_get(*, cluster: Cluster, edits: Sequence[ChildEdit]) -> TreeEditPreview:
+    state = pbs_state_get(cluster=cluster)
+    records = state.database.records
+    edited = edit_tree(state.groups, edits, usage_names={record.name for record in records})
+    if edited.problems:
+        return TreeEditPreview(tree_version(state.groups), edited, [], 0)
+    before, after = (
+        PbsTree.build(
+            groups,
+            records,
+            unknown_shares=cluster.unknown_shares,
+            last_decay=state.database.last_decay,
+        )
+        for groups in (state.groups, edited.groups)
+    )
+    removed = Membership.objects.filter(node__cluster=cluster, node__name__in=edited.removed)
+    return TreeEditPreview(
+        tree_version(state.groups),
+        edited,
+        standing_changes(before, after, edited.renamed),
+        removed.count(),
+    )
+
+
+def share_changes_get(
+    *, cluster: Cluster, name: str = "", since: datetime | None = None
+) -> QuerySet[ShareChange]:
+    """The audit trail, newest first: every change, or those of nodes whose name (now or
+    before a rename) contains `name`, or those since a time."""
+    changes = ShareChange.objects.filter(cluster=cluster).select_related("changed_by")
+    if name:
+        changes = changes.filter(Q(node_name__icontains=name) | Q(old_name__icontains=name))
+    if since is not None:
+        changes = changes.filter(changed_at__gte=since)
+    return changes
 
 
 @dataclass(frozen=True)

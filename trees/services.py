@@ -7,7 +7,7 @@ metrics in the same transaction, so the read side is never stale.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import Enum
@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from trees.bulk import rows_update
+from trees.engine.edit import ChildEdit, EditProblem, edit_tree, tree_version
 from trees.engine.fairtree import (
     NO_VAL,
     USE_PARENT,
@@ -64,6 +65,7 @@ from trees.selectors import (
     epoch_seconds,
     from_epoch_seconds,
     pbs_state_get,
+    share_changes_get,
     slurm_state_get,
 )
 
@@ -148,6 +150,103 @@ def resource_group_import(
             user=user,
         )
     return replace(summary, cluster_created=created)
+
+
+class TreeChanged(Exception):
+    """The tree's entries changed since the edit was read; nothing was saved."""
+
+    def __init__(self, changes: Sequence[ShareChange]) -> None:
+        self.changes = list(changes)
+        who = ", ".join(sorted({str(change.changed_by or "an import") for change in changes}))
+        super().__init__(
+            f"the tree changed while you edited it ({who or 'an import or a command'});"
+            " nothing was saved"
+        )
+
+
+class EditRefused(Exception):
+    def __init__(self, problems: Sequence[EditProblem]) -> None:
+        self.problems = list(problems)
+        super().__init__("; ".join(problem.message for problem in problems))
+
+
+def tree_edit(
+    *,
+    cluster: Cluster,
+    edits: Sequence[ChildEdit],
+    reason: str,
+    version: str,
+    opened_at: datetime,
+    user: User | None,
+) -> StoreSummary:
+    """An admin's edit of a PBS tree, made on the entries of `version` (read at `opened_at`):
+    stored with its metrics and one audit row per node it changes, each with the reason.
+
+    Under the cluster's lock, a tree whose entries are no longer that version is refused with
+    the changes since (TreeChanged): two admins never overwrite each other unawares. Renamed
+    nodes keep their rows (history, memberships); usage stays with names, as PBS keeps it.
+    """
+    if not reason.strip():
+        raise ValidationError({"reason": "a reason is required"})
+    with transaction.atomic():
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        state = pbs_state_get(cluster=cluster)
+        if tree_version(state.groups) != version:
+            since = share_changes_get(cluster=cluster, since=opened_at)
+            raise TreeChanged(list(since.order_by("changed_at", "id")))
+        records = state.database.records
+        edited = edit_tree(state.groups, edits, usage_names={record.name for record in records})
+        if edited.problems:
+            raise EditRefused(edited.problems)
+        stored = _rows_renamed(state.nodes, edited.renamed)
+        now = timezone.now()
+        moves = []
+        for group in edited.groups:
+            old_name = next((old for old, new in edited.renamed.items() if new == group.name), "")
+            old_parent, new_parent = edited.moved.get(group.name, ("", ""))
+            if old_name or new_parent:
+                row = stored[group.name]
+                moves.append(
+                    ShareChange(
+                        cluster=cluster,
+                        node_id=row[0],
+                        node_name=group.name,
+                        changed_by=user,
+                        changed_at=now,
+                        old_shares=row[2 + STORED_FIELDS.index("shares")],
+                        new_shares=group.shares,
+                        old_name=old_name,
+                        old_parent=old_parent,
+                        new_parent=new_parent,
+                        reason=reason.strip(),
+                    )
+                )
+        summary = _pbs_store(
+            cluster,
+            stored=stored,
+            groups=edited.groups,
+            database=state.database,
+            reason=reason.strip(),
+            user=user,
+            skip_audit={change.node_name for change in moves},
+        )
+        ShareChange.objects.bulk_create(moves)
+    return replace(summary, share_changes=summary.share_changes + len(moves))
+
+
+def _rows_renamed(
+    stored: Mapping[str, StoredNode], renamed: Mapping[str, str]
+) -> dict[str, StoredNode]:
+    """The stored rows under their new names, renamed in the database too (through names no
+    entry can have, so that two nodes may swap names)."""
+    rows = dict(stored)
+    moving = [(rows.pop(old), new) for old, new in renamed.items()]
+    for row, _ in moving:
+        Node.objects.filter(pk=row[0]).update(name=f" renaming {row[0]}")
+    for row, new in moving:
+        Node.objects.filter(pk=row[0]).update(name=new)
+        rows[new] = (row[0], new, *row[2:])
+    return rows
 
 
 def sched_config_import(*, cluster_name: str, config: FairshareConfig) -> StoreSummary:
@@ -338,11 +437,13 @@ def _pbs_store(
     database: UsageDatabase,
     reason: str,
     user: User | None = None,
+    skip_audit: Collection[str] = (),
 ) -> StoreSummary:
     """Make the cluster's nodes, usage and metrics those of the PBS tree built from the inputs.
 
     `stored` is the cluster's nodes as read with the state the inputs come from, under the
-    same lock (a cycle stores every node of trees of 100,000: they are read once).
+    same lock (a cycle stores every node of trees of 100,000: they are read once). Nodes in
+    `skip_audit` get no audit row of their shares here: their caller writes one that says more.
     """
     pbs = PbsTree.build(
         groups,
@@ -413,7 +514,7 @@ def _pbs_store(
         was_defined = row[origin_at] == NodeOrigin.DEFINED
         before = row[shares_at] if was_defined else None
         after = shares if origin == NodeOrigin.DEFINED else None
-        if before != after and (was_defined or had_tree):
+        if before != after and (was_defined or had_tree) and name not in skip_audit:
             changes.append(_share_change(cluster, row[0], before, after, now, reason, user, name))
         by_index[index] = row[0]
 

@@ -55,7 +55,7 @@ def test_events_are_the_decays_and_the_share_changes() -> None:
         HistoryEvent(at(T0 + 2 * DAY), "decay", "usage decayed × 0.5"),
     ]
     (change,) = [event for event in events if event.kind == "shares"]
-    assert change.text == "chem: 60 shares → 70 shares (imported resource_group test)"
+    assert change.text == "chem: 60 → 70 shares (imported resource_group test)"
     assert history_events_get(cluster=cluster, since=at(T0 + DAY + 1), until=at(T0 + 3 * DAY)) == [
         decays[1]
     ]

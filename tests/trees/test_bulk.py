@@ -17,11 +17,15 @@ def test_rows_go_in_and_come_back_unchanged() -> None:
     when = datetime(2026, 3, 1, 8, 0, 0, 123456, tzinfo=UTC)
     odd = "tab\there, back\\slash, new\nline, cr\r, ünïcode"
     columns = ["cluster_id", "node_name", "changed_at", "old_shares", "new_shares", "reason"]
+    columns += ["old_name", "old_parent", "new_parent"]
     moment = connection.ops.adapt_datetimefield_value(when)  # ready for the database
     rows_insert(
         ShareChange,
         columns,
-        [(cluster.pk, "a", moment, None, 5, odd), (cluster.pk, "b", moment, 7, None, "r")],
+        [
+            (cluster.pk, "a", moment, None, 5, odd, "", "", ""),
+            (cluster.pk, "b", moment, 7, None, "r", "", "", ""),
+        ],
     )
     stored = ShareChange.objects.order_by("node_name")
     assert [(s.node_name, s.changed_at, s.old_shares, s.new_shares, s.reason) for s in stored] == [

@@ -3,9 +3,8 @@ from typing import Any
 from django.core.management.base import CommandParser
 from django.utils import timezone
 
-from trees.formats.resource_group import format_resource_group
 from trees.management.commands._base import FairshareCommand
-from trees.selectors import pbs_state_get
+from trees.selectors import resource_group_text_get
 
 
 class Command(FairshareCommand):
@@ -17,9 +16,5 @@ class Command(FairshareCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         cluster = self.pbs_cluster(options["cluster"])
-        state = pbs_state_get(cluster=cluster)
-        stamp = timezone.now().strftime("%Y-%m-%d %H:%M:%S %Z")
-        text = format_resource_group(
-            state.groups, header=f"resource_group of cluster {cluster.name}, exported {stamp}"
-        )
+        text = resource_group_text_get(cluster=cluster, now=timezone.now())
         self.write_text(options["output"], text)
