@@ -1,6 +1,6 @@
 from django.urls import path
 
-from trees.views import compare, standing, tree, trends
+from trees.views import compare, edit, standing, tree, trends
 
 app_name = "trees"
 urlpatterns = [
@@ -21,5 +21,12 @@ urlpatterns = [
         name="node-recovery",
     ),
     path("clusters/<slug:name>/trends/", trends.trends_page, name="trends"),
+    path("clusters/<slug:name>/nodes/<int:node_id>/edit/", edit.node_edit, name="node-edit"),
+    path("clusters/<slug:name>/audit/", edit.audit_page, name="audit"),
+    path(
+        "clusters/<slug:name>/resource_group",
+        edit.resource_group_download,
+        name="resource-group",
+    ),
     path("healthz", tree.healthz, name="healthz"),
 ]

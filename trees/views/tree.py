@@ -18,7 +18,7 @@ from django.utils import timezone
 from accounting.selectors import history_events_get, node_history_get, recent_jobs_get
 from trees.access import access_get
 from trees.explanations import EXPLANATIONS
-from trees.models import Cluster, Node, Scheduler
+from trees.models import Cluster, Node, NodeOrigin, Scheduler
 from trees.selectors import (
     cluster_listing_get,
     clusters_list,
@@ -138,6 +138,10 @@ def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
             "jobs": recent_jobs_get(node=node) if reads and not children else [],
             "reads": reads,
             "manages": access.manages(ids),
+            # Admins edit PBS trees' own entries (and the root's children); Slurm's are sacctmgr's.
+            "editable": access.admin
+            and cluster.scheduler == Scheduler.PBS
+            and (node.parent_id is None or node.origin == NodeOrigin.DEFINED),
             "slurm": cluster.scheduler == Scheduler.SLURM,
             "ranges": [*HISTORY_RANGES, "all"],
             "explain": EXPLANATIONS,

@@ -52,6 +52,13 @@ MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
         OPEN,
         (302, 400, 400, 200, 200),
     ),
+    "trees:node-edit": (
+        "/clusters/hpc/nodes/{mine}/edit/",
+        ADMINS,
+        (302, 403, 404, 403, 200),  # `other` may not know cond-matter exists
+    ),
+    "trees:audit": ("/clusters/hpc/audit/", ADMINS, ADMINS),
+    "trees:resource-group": ("/clusters/hpc/resource_group", ADMINS, ADMINS),
     "accounting:import": ("/clusters/hpc/import/", ADMINS, ADMINS),
     "accounting:import-new": ("/import/", ADMINS, ADMINS),
 }

@@ -1,0 +1,87 @@
+"""The share editing form: one row per child of a node (and blank rows for new ones), with the
+reason and what ties the edit to the tree it was made on."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from django import forms
+
+from trees.engine.edit import ChildEdit
+from trees.engine.pbs import INT_MAX, ROOT_ALIAS, TREEROOT
+
+NEW_ROWS = 3
+
+
+class ChildForm(forms.Form):
+    """A child: its name, parent (to move it) and shares; or a new child when `original` is
+    empty. A new row left blank is no change."""
+
+    original = forms.CharField(required=False, widget=forms.HiddenInput)
+    name = forms.CharField(max_length=255, required=False)
+    parent = forms.CharField(
+        max_length=255,
+        required=False,
+        help_text=f"a group's name, or `{ROOT_ALIAS}`",
+        widget=forms.TextInput(attrs={"list": "parents"}),  # the page's datalist of groups
+    )
+    shares = forms.IntegerField(min_value=0, max_value=INT_MAX, required=False)
+    remove = forms.BooleanField(required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.blank():
+            return data
+        if not data.get("name") and "name" not in self.errors:
+            self.add_error("name", "a name is required")
+        if data.get("shares") is None and "shares" not in self.errors and not data.get("remove"):
+            self.add_error("shares", "shares are required: a whole number, 0 or more")
+        if not data.get("parent") and "parent" not in self.errors:
+            self.add_error("parent", f"a parent is required (`{ROOT_ALIAS}` for the top)")
+        return data
+
+    def blank(self) -> bool:
+        """A new row with no name and no shares typed: not a change."""
+
+        def typed(field: str) -> str:
+            return str(self.data.get(self.add_prefix(field), "")).strip()
+
+        return not typed("original") and not typed("name") and not typed("shares")
+
+    def edit(self) -> ChildEdit:
+        data = self.cleaned_data
+        parent = data["parent"].strip()
+        return ChildEdit(
+            original=data["original"],
+            name=data["name"].strip(),
+            parent=ROOT_ALIAS if parent == TREEROOT else parent,
+            shares=data["shares"] if data["shares"] is not None else 0,
+            remove=bool(data["remove"]) and bool(data["original"]),
+        )
+
+
+ChildFormSet = forms.formset_factory(ChildForm, extra=0)
+
+
+class EditForm(forms.Form):
+    """What goes with the rows: the reason (required to save) and the edit's ties to the tree:
+    the version of the entries it was made on, when it was read, and the preview it saves."""
+
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+        required=False,
+        max_length=2000,
+        help_text="Required to save; it goes into the audit trail with every change.",
+    )
+    version = forms.CharField(widget=forms.HiddenInput)
+    opened_at = forms.DateTimeField(widget=forms.HiddenInput)
+    previewed = forms.CharField(widget=forms.HiddenInput, required=False)
+
+
+def edit_digest(version: str, edits: list[ChildEdit]) -> str:
+    """What a preview was of: the save must be of the same edits on the same version."""
+    digest = hashlib.sha256(version.encode())
+    for edit in edits:
+        digest.update(repr(edit).encode())
+    return digest.hexdigest()[:32]

@@ -1,0 +1,286 @@
+"""Share editing for admins (PBS): a node's children in one form, the what-if preview, the save
+with its reason, the audit trail, and the tree as a resource_group file to hand to PBS.
+
+Slurm keeps shares in slurmdbd (`sacctmgr modify ... set fairshare=`): its clusters are read
+from sshare here, so their shares are not edited here (404).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import EmptyPage, Paginator
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+
+from trees.access import access_get
+from trees.engine.edit import WHOLE_EDIT, ChildEdit, EditProblem, StandingChange
+from trees.engine.pbs import ROOT_ALIAS, percent
+from trees.explanations import EXPLANATIONS
+from trees.forms import NEW_ROWS, ChildForm, ChildFormSet, EditForm, edit_digest
+from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
+from trees.selectors import (
+    node_path_get,
+    resource_group_text_get,
+    share_changes_get,
+    tree_edit_preview_get,
+    tree_version_get,
+)
+from trees.services import EditRefused, TreeChanged, tree_edit
+from trees.views.parameters import int_parameter
+
+PREFIX = "child"
+AUDIT_PAGE = 100
+MAX_NAME = 255
+MAX_PARENTS_LISTED = 1000
+
+
+def node_edit(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
+    """The node's children: shares, names, parents (a move), removal, new children; `Preview`
+    shows every node whose target share or factor would change, `Save` (only of the edit just
+    previewed, with a reason) stores it. An edit made on a tree that has changed since is
+    refused with the changes, and nothing is saved."""
+    cluster = get_object_or_404(Cluster, name=name, scheduler=Scheduler.PBS)
+    node = get_object_or_404(Node, pk=node_id, cluster=cluster)
+    _admins_only(request, cluster, node)
+    if node.parent_id is not None and node.origin != NodeOrigin.DEFINED:
+        raise Http404("only the root and the tree's own entries have children to edit")
+    here = ROOT_ALIAS if node.parent_id is None else node.name
+    if request.method != "POST":
+        return _page(request, cluster, node, _fresh(cluster, node, here))
+
+    formset = ChildFormSet(request.POST, prefix=PREFIX)
+    form = EditForm(request.POST)
+    if not (formset.is_valid() and form.is_valid()):
+        if not form.is_valid():  # the hidden fields: not a form this page wrote
+            return HttpResponseBadRequest(f"the edit form is incomplete: {form.errors.as_text()}")
+        return _page(request, cluster, node, _Forms(formset, form))
+    rows = [child for child in formset if not child.blank()]
+    edits = [child.edit() for child in rows]
+    data = form.cleaned_data
+    preview = tree_edit_preview_get(cluster=cluster, edits=edits)
+    if preview.version != data["version"]:
+        return _changed(request, cluster, node, here, data["opened_at"], edits)
+    forms = _Forms(formset, form)
+    if preview.edited.problems:
+        forms.attach(rows, preview.edited.problems)
+        return _page(request, cluster, node, forms)
+    digest = edit_digest(data["version"], edits)
+    if request.POST.get("action") == "save":
+        if data["previewed"] != digest:
+            forms.notes.append("The rows changed after their preview: check this one, then save.")
+        elif not data["reason"].strip():
+            form.add_error("reason", "a reason is required to save")
+        else:
+            try:
+                summary = tree_edit(
+                    cluster=cluster,
+                    edits=edits,
+                    reason=data["reason"],
+                    version=data["version"],
+                    opened_at=data["opened_at"],
+                    user=request.user if isinstance(request.user, User) else None,
+                )
+            except TreeChanged:
+                return _changed(request, cluster, node, here, data["opened_at"], edits)
+            except EditRefused as refused:
+                forms.attach(rows, refused.problems)
+                return _page(request, cluster, node, forms)
+            except ValidationError as invalid:
+                form.add_error("reason", " ".join(invalid.messages))
+            else:
+                messages.success(
+                    request,
+                    f"Saved: {summary.share_changes} change(s) to the tree of {cluster.name},"
+                    " with their reason in the audit trail. Metrics are recomputed; the"
+                    " resource_group to hand to PBS is ready to download.",
+                )
+                return redirect("trees:node", cluster.name, node.pk)  # renames keep the row
+    return _page(request, cluster, node, forms, preview=preview, digest=digest)
+
+
+def audit_page(request: HttpRequest, name: str) -> HttpResponse:
+    """Admins only: every change of the tree's shares, names and places, newest first, with
+    who, when and why; `q` keeps those of nodes whose name (now or before) contains it."""
+    cluster = get_object_or_404(Cluster, name=name)
+    if not request.user.is_staff:
+        raise PermissionDenied("the audit trail is for admins")
+    text = request.GET.get("q", "").strip()
+    if len(text) > MAX_NAME:
+        return HttpResponseBadRequest(f"q must be at most {MAX_NAME} characters of a name")
+    number = int_parameter(request, "page", 1, 1, None)
+    if isinstance(number, HttpResponse):
+        return number
+    pages = Paginator(share_changes_get(cluster=cluster, name=text), AUDIT_PAGE)
+    try:
+        page = pages.page(number)
+    except EmptyPage as exc:
+        raise Http404(f"there are {pages.num_pages} pages") from exc
+    return render(
+        request,
+        "trees/audit.html",
+        {
+            "cluster": cluster,
+            "page": page,
+            "q": text,
+            "existing": _existing(cluster, page.object_list),
+        },
+    )
+
+
+def resource_group_download(request: HttpRequest, name: str) -> HttpResponse:
+    """Admins only: the PBS tree as the resource_group file PBS reads (what
+    `export_resource_group` writes), to put in PBS_HOME/sched_priv/."""
+    cluster = get_object_or_404(Cluster, name=name, scheduler=Scheduler.PBS)
+    if not request.user.is_staff:
+        raise PermissionDenied("the resource_group file is for admins")
+    text = resource_group_text_get(cluster=cluster, now=timezone.now())
+    response = HttpResponse(text, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="resource_group"'
+    return response
+
+
+class _Forms:
+    """The rows and the edit form as the page shows them, with the edit's own messages."""
+
+    def __init__(self, formset: Any, form: EditForm) -> None:
+        self.formset = formset
+        self.form = form
+        self.notes: list[str] = []  # about the edit as a whole
+
+    def attach(self, rows: list[ChildForm], problems: list[EditProblem]) -> None:
+        for problem in problems:
+            if problem.row == WHOLE_EDIT:
+                self.notes.append(problem.message)
+            else:
+                rows[problem.row].add_error(problem.field, problem.message)
+
+
+def _admins_only(request: HttpRequest, cluster: Cluster, node: Node) -> None:
+    if request.user.is_staff:
+        return
+    path = [step.pk for step in node_path_get(node=node)]
+    if access_get(user=request.user, cluster=cluster).opens(path):
+        raise PermissionDenied("editing shares is for admins")
+    raise Http404("no such node")
+
+
+def _fresh(cluster: Cluster, node: Node, here: str) -> _Forms:
+    """The form on the tree as it is now: a row per child, in resource_group order, and
+    blank rows for new children."""
+    children = Node.objects.filter(parent=node, origin=NodeOrigin.DEFINED).order_by("position")
+    initial = [
+        {"original": child.name, "name": child.name, "parent": here, "shares": child.shares}
+        for child in children
+    ]
+    initial += [{"parent": here}] * NEW_ROWS
+    form = EditForm(
+        initial={"version": tree_version_get(cluster=cluster), "opened_at": timezone.now()}
+    )
+    return _Forms(ChildFormSet(initial=initial, prefix=PREFIX), form)
+
+
+def _changed(
+    request: HttpRequest,
+    cluster: Cluster,
+    node: Node,
+    here: str,
+    opened_at: datetime,
+    edits: list[ChildEdit],
+) -> HttpResponse:
+    """The tree changed while the admin edited: nothing saved; the changes since, their own
+    rows to redo, and the form on the tree as it is now."""
+    forms = _fresh(cluster, node, here)
+    forms.notes.append(
+        "The tree changed while you edited it: nothing was saved. The form now shows the tree"
+        " as it is; your rows are listed below it to redo."
+    )
+    changes = list(share_changes_get(cluster=cluster, since=opened_at).order_by("changed_at"))
+    return _page(request, cluster, node, forms, changes_since=changes, yours=edits)
+
+
+def _preview_row(change: StandingChange) -> dict[str, Any]:
+    """A preview line as pbsfs prints percentages (float32 × 100, 3 places) and factors."""
+
+    def perc(value: float | None) -> str:
+        return "" if value is None else f"{percent(value):.3f}%"
+
+    def factor(value: float | None) -> str:
+        return "" if value is None else f"{value:.6f}"
+
+    before, after = change.factor_before, change.factor_after
+    if before is None:
+        trend = "new"
+    elif after is None:
+        trend = "removed"
+    else:
+        trend = "better" if after > before else "worse" if after < before else "same"
+    return {
+        "name": change.name,
+        "was": change.old_name if change.old_name != change.name else "",
+        "parent": change.parent,
+        "leaf": change.leaf,
+        "perc_before": perc(change.perc_before),
+        "perc_after": perc(change.perc_after),
+        "factor_before": factor(before),
+        "factor_after": factor(after),
+        "trend": trend,
+    }
+
+
+def _existing(cluster: Cluster, changes: Any) -> set[int]:
+    """The ids of the changed nodes still in the tree (their names link to their pages)."""
+    ids = {change.node_id for change in changes if change.node_id is not None}
+    return set(Node.objects.filter(cluster=cluster, pk__in=ids).values_list("pk", flat=True))
+
+
+def _page(
+    request: HttpRequest,
+    cluster: Cluster,
+    node: Node,
+    forms: _Forms,
+    *,
+    preview: Any = None,
+    digest: str = "",
+    changes_since: list[ShareChange] | None = None,
+    yours: list[ChildEdit] | None = None,
+) -> HttpResponse:
+    parents = (
+        Node.objects.filter(cluster=cluster, origin=NodeOrigin.DEFINED, children__isnull=False)
+        .distinct()
+        .order_by("name")
+        .values_list("name", flat=True)[:MAX_PARENTS_LISTED]
+    )
+    form = forms.form
+    version = form.cleaned_data["version"] if form.is_bound else form.initial["version"]
+    opened = form.cleaned_data["opened_at"] if form.is_bound else form.initial["opened_at"]
+    rows = [_preview_row(change) for change in preview.changes] if preview else []
+    return render(
+        request,
+        "trees/edit.html",
+        {
+            "cluster": cluster,
+            "node": node,
+            "path": node_path_get(node=node),
+            "here": ROOT_ALIAS if node.parent_id is None else node.name,
+            "formset": forms.formset,
+            "form": form,
+            "notes": forms.notes,
+            "version": version,
+            "opened_at": opened.isoformat(),
+            "parents": [ROOT_ALIAS, *parents],
+            "preview": preview,
+            "entities": [row for row in rows if row["leaf"]],
+            "groups": [row for row in rows if not row["leaf"]],
+            "digest": digest,
+            "changes_since": changes_since,
+            "yours": yours,
+            "explain": EXPLANATIONS,
+        },
+        status=409 if changes_since is not None else 200,
+    )
