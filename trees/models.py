@@ -276,7 +276,9 @@ class ShareChange(models.Model):
         max_length=255, blank=True, help_text="The name it had before; empty: not renamed."
     )
     old_parent = models.CharField(
-        max_length=255, blank=True, help_text="Where it was before a move (`root`: the top)."
+        max_length=255,
+        blank=True,
+        help_text="Where it was before a move or a removal (`root`: the top).",
     )
     new_parent = models.CharField(
         max_length=255, blank=True, help_text="Where it was moved; empty: not moved."
@@ -314,7 +316,8 @@ class ShareChange(models.Model):
         if self.old_shares is None:
             parts.append(f"added with {self.new_shares} shares")
         elif self.new_shares is None:
-            parts.append(f"removed (had {self.old_shares} shares)")
+            where = f" from {self.old_parent}" if self.old_parent else ""
+            parts.append(f"removed{where} (had {self.old_shares} shares)")
         elif self.old_shares != self.new_shares or not parts:
             parts.append(f"{self.old_shares} → {self.new_shares} shares")
         return "; ".join(parts)

@@ -635,13 +635,23 @@ def tree_edit_preview_get(*, cluster: Cluster, edits: Sequence[ChildEdit]) -> Tr
 
 
 def share_changes_get(
-    *, cluster: Cluster, name: str = "", since: datetime | None = None
+    *,
+    cluster: Cluster,
+    name: str = "",
+    since: datetime | None = None,
+    around: Node | None = None,
 ) -> QuerySet[ShareChange]:
     """The audit trail, newest first: every change, or those of nodes whose name (now or
-    before a rename) contains `name`, or those since a time."""
+    before a rename) contains `name`, those since a time, or those of a node and of its
+    children (what editing its children changes, removed and moved-away ones included)."""
     changes = ShareChange.objects.filter(cluster=cluster).select_related("changed_by")
     if name:
         changes = changes.filter(Q(node_name__icontains=name) | Q(old_name__icontains=name))
+    if around is not None:
+        parent = ROOT_ALIAS if around.parent_id is None else around.name
+        changes = changes.filter(
+            Q(node=around) | Q(node__parent=around) | Q(old_parent=parent) | Q(new_parent=parent)
+        )
     if since is not None:
         changes = changes.filter(changed_at__gte=since)
     return changes

@@ -34,6 +34,7 @@ from trees.engine.formula import JOB_SORT_NAMES, FormulaError, parse_formula
 from trees.engine.pbs import (
     FAIRSHARE_MIN_USAGE,
     ROOT_ALIAS,
+    TREEROOT,
     UNKNOWN_CGROUP,
     GroupDef,
     PbsMetrics,
@@ -203,7 +204,8 @@ def tree_edit(
         moves = []
         for group in edited.groups:
             old_name = next((old for old, new in edited.renamed.items() if new == group.name), "")
-            old_parent, new_parent = edited.moved.get(group.name, ("", ""))
+            moved = edited.moved.get(group.name, ("", ""))
+            old_parent, new_parent = (_resource_group_parent(name) for name in moved)
             if old_name or new_parent:
                 row = stored[group.name]
                 moves.append(
@@ -460,6 +462,7 @@ def _pbs_store(
     metric_rows = _metric_rows(metrics)
     leaf_kind = _leaf_kind(cluster)
     existing = dict(stored)  # what is left in it at the end is removed
+    names = {row[0]: row[1] for row in stored.values()}
     origin_at, shares_at = 2 + STORED_FIELDS.index("origin"), 2 + STORED_FIELDS.index("shares")
     had_tree = any(row[origin_at] == NodeOrigin.DEFINED for row in existing.values())
     by_index: dict[int, Node | int] = {}  # an existing node's id, or the node to create
@@ -515,7 +518,10 @@ def _pbs_store(
         before = row[shares_at] if was_defined else None
         after = shares if origin == NodeOrigin.DEFINED else None
         if before != after and (was_defined or had_tree) and name not in skip_audit:
-            changes.append(_share_change(cluster, row[0], before, after, now, reason, user, name))
+            change = _share_change(cluster, row[0], before, after, now, reason, user, name)
+            if after is None:
+                change.old_parent = _resource_group_parent(names.get(row[2], ""))
+            changes.append(change)
         by_index[index] = row[0]
 
     _create_by_level(to_create)
@@ -525,9 +531,9 @@ def _pbs_store(
     removed = list(existing.values())
     for row in removed:
         if row[origin_at] == NodeOrigin.DEFINED and row[shares_at] is not None:
-            changes.append(
-                _share_change(cluster, None, row[shares_at], None, now, reason, user, row[1])
-            )
+            change = _share_change(cluster, None, row[shares_at], None, now, reason, user, row[1])
+            change.old_parent = _resource_group_parent(names.get(row[2], ""))
+            changes.append(change)
     Node.objects.filter(pk__in=[row[0] for row in removed]).delete()
     ShareChange.objects.bulk_create(changes, batch_size=2000)
 
@@ -619,6 +625,11 @@ def _differing(node: Node, values: Mapping[str, object]) -> set[str]:
         elif getattr(node, field) != value:
             differing.add(field)
     return differing
+
+
+def _resource_group_parent(name: str) -> str:
+    """A parent as resource_group and the audit trail name it: `root` for the top."""
+    return ROOT_ALIAS if name == TREEROOT else name
 
 
 def _share_change(
@@ -847,9 +858,9 @@ def _slurm_store(
     removed = list(existing.values())
     for node in removed:
         if node.parent_id is not None:
-            changes.append(
-                _share_change(cluster, None, node.shares, None, now, reason, user, node.name)
-            )
+            change = _share_change(cluster, None, node.shares, None, now, reason, user, node.name)
+            change.old_parent = names[node.parent_id]
+            changes.append(change)
     Node.objects.filter(pk__in=[node.pk for node in removed]).delete()
     # FairShare=parent has no number: a change to or from it is audited as empty shares.
     changes = [c for c in changes if c.old_shares is not None or c.new_shares is not None]

@@ -141,9 +141,9 @@ def test_removing_b3_takes_its_subtree_and_its_entities_keep_their_usage_under_u
     assert (stored("L5").origin, stored("L5").usage) == (NodeOrigin.USAGE, 100.0)
     assert not Membership.objects.exists()
     assert sorted(change.what() for change in share_changes_get(cluster=whitepaper)) == [
-        "removed (had 10 shares)",
-        "removed (had 5 shares)",
-        "removed (had 75 shares)",
+        "removed from B2 (had 75 shares)",
+        "removed from B3 (had 10 shares)",
+        "removed from B3 (had 5 shares)",
     ]
 
 

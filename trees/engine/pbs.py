@@ -326,7 +326,9 @@ def deserving_key(levels: Iterable[tuple[float, float]]) -> tuple[tuple[int, flo
     `levels` are (fairshare_perc, usage) of the nodes from the root's child down to the entity.
     Each level weighs usage/perc, lower first; perc <= 0 sorts after perc > 0 and ends the key,
     as compare_path() stops there. Unlike compare_path(), entities at different depths whose
-    levels all tie sort the shallower first instead of tying.
+    levels all tie sort the shallower first instead of tying, and entities under one group of
+    perc <= 0 tie: below it negative shares can make percs positive again, and compare_path()
+    is then no order that a key could follow.
     """
     key: list[tuple[int, float]] = []
     for perc, usage in levels:

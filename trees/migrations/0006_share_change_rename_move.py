@@ -23,6 +23,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='sharechange',
             name='old_parent',
-            field=models.CharField(blank=True, help_text='Where it was before a move (`root`: the top).', max_length=255),
+            field=models.CharField(blank=True, help_text='Where it was before a move or a removal (`root`: the top).', max_length=255),
         ),
     ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.models import User
@@ -106,17 +107,23 @@ def node_edit(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
 
 def audit_page(request: HttpRequest, name: str) -> HttpResponse:
     """Admins only: every change of the tree's shares, names and places, newest first, with
-    who, when and why; `q` keeps those of nodes whose name (now or before) contains it."""
+    who, when and why; `q` keeps those of nodes whose name (now or before) contains it,
+    `node` (an id) those of that node and its children."""
     cluster = get_object_or_404(Cluster, name=name)
     if not request.user.is_staff:
         raise PermissionDenied("the audit trail is for admins")
     text = request.GET.get("q", "").strip()
     if len(text) > MAX_NAME:
         return HttpResponseBadRequest(f"q must be at most {MAX_NAME} characters of a name")
+    node_id = int_parameter(request, "node", 0, 1, None)
+    if isinstance(node_id, HttpResponse):
+        return node_id
+    around = get_object_or_404(Node, pk=node_id, cluster=cluster) if node_id else None
     number = int_parameter(request, "page", 1, 1, None)
     if isinstance(number, HttpResponse):
         return number
-    pages = Paginator(share_changes_get(cluster=cluster, name=text), AUDIT_PAGE)
+    changes = share_changes_get(cluster=cluster, name=text, around=around)
+    pages = Paginator(changes, AUDIT_PAGE)
     try:
         page = pages.page(number)
     except EmptyPage as exc:
@@ -128,6 +135,8 @@ def audit_page(request: HttpRequest, name: str) -> HttpResponse:
             "cluster": cluster,
             "page": page,
             "q": text,
+            "around": around,
+            "filters": urlencode({"q": text, **({"node": around.pk} if around else {})}),
             "existing": _existing(cluster, page.object_list),
         },
     )

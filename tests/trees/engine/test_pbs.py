@@ -759,7 +759,7 @@ def levels(pbs, metrics, node):
 def test_deserving_key_orders_entities_as_compare_does(case):
     """Sorting by the key is pbsfs -c: the more deserving entity has the smaller key, a tie the
     same key (except entities at different depths tying all the way, which the key sorts
-    shallower first)."""
+    shallower first, and entities under a common group of perc <= 0, which the key ties)."""
     groups, records, unknown_shares = case
     pbs = PbsTree.build(groups, records, unknown_shares=unknown_shares)
     metrics = compute(pbs)
@@ -769,8 +769,29 @@ def test_deserving_key_orders_entities_as_compare_does(case):
         for b in leaves:
             order = (keys[a] > keys[b]) - (keys[a] < keys[b])
             answer = compare(pbs, metrics, a, b)
-            if answer or len(pbs.gpath(a)) == len(pbs.gpath(b)):
+            common = set(pbs.gpath(a)) & set(pbs.gpath(b)) - {ROOT}
+            if any(metrics.fairshare_perc[n] <= 0 for n in common):
+                assert order == 0, (pbs.name(a), pbs.name(b))
+            elif answer or len(pbs.gpath(a)) == len(pbs.gpath(b)):
                 assert order == answer, (pbs.name(a), pbs.name(b))
+
+
+def test_deserving_key_ties_everything_under_a_group_of_perc_0_or_less() -> None:
+    """Negative shares can make a perc positive again below a group of perc <= 0; there
+    compare_path() is no order (n1 beats n2 by their own levels, yet both tie with a cousin
+    under another such group), so the key stops at that group and ties them."""
+    groups = [
+        GroupDef("n0", 100, "root", -1),
+        GroupDef("n1", 101, "n0", 1),
+        GroupDef("n2", 102, "n0", -2),
+        GroupDef("n3", 103, "root", 0),
+    ]
+    pbs = PbsTree.build(groups, [], unknown_shares=2)
+    metrics = compute(pbs)
+    n1, n2 = node(pbs, "n1"), node(pbs, "n2")
+    assert [float(metrics.fairshare_perc[n]) for n in (n1, n2)] == [1.0, -2.0]
+    assert compare(pbs, metrics, n1, n2) == -1
+    assert deserving_key(levels(pbs, metrics, n1)) == deserving_key(levels(pbs, metrics, n2))
 
 
 def test_deserving_key_stops_at_a_level_without_a_target():

@@ -192,9 +192,17 @@ def test_rename_move_add_and_remove_in_one_save(alice: Client) -> None:
     assert whats == [
         "added with 5 shares",
         "moved from B2 to B1",
-        "removed (had 10 shares)",
+        "removed from B2 (had 10 shares)",
         "renamed from B3",
     ]
+    # B2's own trail has all four, the ones gone or moved away included; B1's the one come.
+    b2, b1 = node("whitepaper", "B2").pk, node("whitepaper", "B1").pk
+    around_b2 = text(alice.get(f"/clusters/whitepaper/audit/?node={b2}"))
+    assert "Audit trail of B2 and its children" in around_b2
+    assert "4 changes" in around_b2
+    around_b1 = text(alice.get(f"/clusters/whitepaper/audit/?node={b1}&q=L"))
+    assert "1 change " in around_b1
+    assert "L4 moved from B2 to B1" in around_b1
 
 
 def test_a_second_admin_is_told_and_nothing_of_theirs_is_saved(alice: Client) -> None:
@@ -244,6 +252,8 @@ def test_audit_page_filters_by_name_and_pages(alice: Client) -> None:
     assert "150 changes; page 1 of 2" in first
     assert alice.get("/clusters/whitepaper/audit/?page=3").status_code == 404
     assert alice.get("/clusters/whitepaper/audit/?page=x").status_code == 400
+    assert alice.get("/clusters/whitepaper/audit/?node=B1").status_code == 400
+    assert alice.get("/clusters/whitepaper/audit/?node=99999999").status_code == 404
     only = text(alice.get("/clusters/whitepaper/audit/?q=x149"))
     assert "1 change" in only
     assert "x149 149 → 150 shares bulk" in only
