@@ -93,6 +93,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Each web process keeps the tree JSON it last wrote for whole-tree readers, by the tree's
+# revision (Cluster.metrics_updated_at, set by every store): a tree of 10,000 nodes is
+# megabytes that stay the same from one cycle to the next.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "trees": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "trees",
+        "TIMEOUT": env.int("TREE_CACHE_SECONDS", default=3600),
+        "OPTIONS": {"MAX_ENTRIES": env.int("TREE_CACHE_ENTRIES", default=32)},
+    },
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db.models import Count, Q, QuerySet
 
@@ -131,9 +132,51 @@ def pbs_state_get(*, cluster: Cluster) -> PbsState:
     )
 
 
-@dataclass(frozen=True)
-class TreeNode:
-    node: Node
+class NodeValues(NamedTuple):
+    """A node's stored values as the tree listings and tree.json read them: a row rather than
+    a model instance, since they read thousands of nodes at a time."""
+
+    id: int
+    parent_id: int | None
+    name: str
+    kind: str
+    origin: str
+    position: int
+    shares: int | None
+    shares_parent: bool
+    cgroup_id: int | None
+    usage: float
+    fairshare_perc: float
+    usage_perc: float
+    fairshare_tree_usage: float
+    fairshare_factor: float
+    norm_shares: float | None
+    norm_usage: float | None
+    effectv_usage: float | None
+    level_fs: float | None
+    fairshare_rank: int | None
+    fairshare_rank_of: int | None
+    grp_tres_mins: str
+    tres_run_mins: str
+
+    @property
+    def pk(self) -> int:
+        return self.id
+
+
+NODE_VALUES = NodeValues._fields
+
+
+def node_values(node: Node) -> NodeValues:
+    return NodeValues._make(getattr(node, name) for name in NODE_VALUES)
+
+
+def _node_values(nodes: QuerySet[Node]) -> list[NodeValues]:
+    return list(map(NodeValues._make, nodes.values_list(*NODE_VALUES)))
+
+
+class TreeNode(NamedTuple):
+    node: NodeValues
     depth: int
     account: str = ""  # the node's own name; a user's parent (Slurm: the user's account)
 
@@ -145,33 +188,35 @@ def tree_get(*, cluster: Cluster) -> list[TreeNode]:
     the entities it met in usage before them, newest record first. Slurm lists users first,
     then accounts, each by name.
     """
-    nodes = list(Node.objects.filter(cluster=cluster))
+    # Unsorted: _in_tree_order orders them (the model's order joins the cluster to sort).
+    nodes = _node_values(Node.objects.filter(cluster=cluster).order_by())
     return _in_tree_order(cluster, nodes, [n for n in nodes if n.parent_id is None], 0, "")
 
 
 def _in_tree_order(
-    cluster: Cluster, nodes: list[Node], tops: list[Node], depth: int, account: str
+    cluster: Cluster, nodes: list[NodeValues], tops: list[NodeValues], depth: int, account: str
 ) -> list[TreeNode]:
     """`tops` and their descendants among `nodes`, each before its children, siblings in the
     scheduler's order (tree_get's)."""
-    children: dict[int | None, list[Node]] = {}
+    children: dict[int | None, list[NodeValues]] = {}
     for node in nodes:
         children.setdefault(node.parent_id, []).append(node)
     newest_first = cluster.scheduler == Scheduler.PBS  # Slurm: sshare's order, kept in position
+    usage = NodeOrigin.USAGE.value
     for kids in children.values():
-        kids.sort(
-            key=lambda n: (n.origin == NodeOrigin.USAGE, n.position, n.id), reverse=newest_first
-        )
+        kids.sort(key=lambda n: (n.origin == usage, n.position, n.id), reverse=newest_first)
     ordered: list[TreeNode] = []
-    stack = [(top, depth, account if top.kind == NodeKind.USER else top.name) for top in tops]
-    stack.reverse()
+    user = NodeKind.USER.value
+    stack = [(top, depth, account if top.kind == user else top.name) for top in reversed(tops)]
     while stack:
         node, level, above = stack.pop()
         ordered.append(TreeNode(node, level, above))
-        stack.extend(
-            (kid, level + 1, node.name if kid.kind == NodeKind.USER else kid.name)
-            for kid in reversed(children.get(node.id, []))
-        )
+        below = children.get(node.id)
+        if below:
+            stack.extend(
+                (kid, level + 1, node.name if kid.kind == user else kid.name)
+                for kid in reversed(below)
+            )
     return ordered
 
 
@@ -188,22 +233,29 @@ def node_path_get(*, node: Node) -> list[Node]:
 class Subtree:
     nodes: list[TreeNode]  # the top, then its descendants in tree order
     children: dict[int, int]  # how many children each node has (loaded or not)
+    above: list[int]  # the ids from the root down to the top's parent
 
 
 def _with_child_counts(
-    cluster: Cluster, nodes: list[Node], top: Node, counts: dict[int, int] | None = None
+    cluster: Cluster,
+    nodes: list[NodeValues],
+    top: NodeValues,
+    above: list[Node],
+    counts: dict[int, int] | None = None,
 ) -> Subtree:
-    path = node_path_get(node=top)
-    account = path[-2].name if len(path) > 1 else ""
+    """`nodes` from `top` down in tree order, with their child counts; `above` is the top's
+    path from the root, the top excluded."""
+    account = above[-1].name if above else ""
     if counts is None:
         counts = dict(
-            Node.objects.filter(parent_id__in=[node.pk for node in nodes])
+            Node.objects.filter(parent_id__in=[node.id for node in nodes])
             .values("parent_id")
             .annotate(count=Count("id"))
             .values_list("parent_id", "count")
         )
-    ordered = _in_tree_order(cluster, nodes, [top], len(path) - 1, account)
-    return Subtree(ordered, {node.node.pk: counts.get(node.node.pk, 0) for node in ordered})
+    ordered = _in_tree_order(cluster, nodes, [top], len(above), account)
+    children = {item.node.id: counts.get(item.node.id, 0) for item in ordered}
+    return Subtree(ordered, children, [step.pk for step in above])
 
 
 MATCHES_SHOWN = 50
@@ -212,15 +264,15 @@ MATCHES_SHOWN = 50
 def nodes_named_get(*, cluster: Cluster, text: str, limit: int = MATCHES_SHOWN) -> Subtree:
     """The nodes whose name contains `text` (case aside; the first `limit` by name), with
     every ancestor, from the root (one query a level)."""
-    matches = list(
+    matches = _node_values(
         Node.objects.filter(cluster=cluster, name__icontains=text).order_by("name", "id")[:limit]
     )
-    above = ancestor_ids_get([node.pk for node in matches]) - {node.pk for node in matches}
-    nodes = matches + list(Node.objects.filter(pk__in=above))
-    roots = [node for node in nodes if node.parent_id is None]
-    if not roots:
-        return Subtree([], {})
-    return _with_child_counts(cluster, nodes, roots[0])
+    above = ancestor_ids_get([node.id for node in matches]) - {node.id for node in matches}
+    nodes = matches + _node_values(Node.objects.filter(pk__in=above).order_by())
+    root = next((node for node in nodes if node.parent_id is None), None)
+    if root is None:
+        return Subtree([], {}, [])
+    return _with_child_counts(cluster, nodes, root, [])
 
 
 def ancestor_ids_get(nodes: Iterable[int]) -> frozenset[int]:
@@ -265,26 +317,33 @@ def furthest_over_target(path: Sequence[Node], slurm: bool) -> Node | None:
 
 def subtree_get(*, cluster: Cluster, top: Node | None = None, levels: int = 2) -> Subtree:
     """A node (default: the root) and its descendants `levels` deep: what a tree view shows
-    before the person opens deeper nodes (one query a level)."""
+    before the person opens deeper nodes (one query a level, and one for the deepest level's
+    child counts)."""
     if top is None:
         top = Node.objects.get(cluster=cluster, parent__isnull=True)
-    nodes, frontier = [top], [top.pk]
-    counts: dict[int, int] = {}
+    first = node_values(top)
+    nodes, frontier, previous = [first], [top.pk], [top.pk]
+    counts: Counter[int] = Counter()
     for _ in range(levels):
-        # Each level comes with its nodes' child counts (a join on a few parents), so that
-        # the deepest level's need no query over thousands of ids.
-        kids = list(
-            Node.objects.filter(cluster=cluster, parent_id__in=frontier).annotate(
-                child_count=Count("children")
-            )
-        )
-        counts[top.pk] = counts.get(top.pk, len(kids))
+        kids = _node_values(Node.objects.filter(cluster=cluster, parent_id__in=frontier).order_by())
+        counts.update(kid.parent_id for kid in kids if kid.parent_id is not None)
         if not kids:
             break
         nodes += kids
-        counts.update((kid.pk, kid.child_count) for kid in kids)
-        frontier = [kid.pk for kid in kids]
-    return _with_child_counts(cluster, nodes, top, counts)
+        previous, frontier = frontier, [kid.id for kid in kids]
+    else:
+        # The deepest level's counts, found by its parents' ids (a few) rather than its own
+        # (thousands).
+        counts.update(
+            dict(
+                Node.objects.filter(parent__parent_id__in=previous)
+                .order_by()
+                .values("parent_id")
+                .annotate(count=Count("id"))
+                .values_list("parent_id", "count")
+            )
+        )
+    return _with_child_counts(cluster, nodes, first, node_path_get(node=top)[:-1], counts)
 
 
 def pbsfs_listing_get(*, cluster: Cluster) -> str:

@@ -49,7 +49,7 @@ def _node_fields(item: TreeNode) -> dict[str, Any]:
     """What every scheduler's node has: place in the tree, shares, target share, usage."""
     node = item.node
     return {
-        "id": node.pk,
+        "id": node.id,
         "name": node.name,
         "kind": node.kind,
         "parent": node.parent_id,

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 
 from django.contrib.auth.decorators import login_not_required
+from django.core.cache import caches
 from django.http import (
     Http404,
     HttpRequest,
     HttpResponse,
     HttpResponseBadRequest,
-    JsonResponse,
 )
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
 from accounting.selectors import history_events_get, node_history_get, recent_jobs_get
-from trees.access import access_get
+from trees.access import Access, access_get
 from trees.explanations import EXPLANATIONS
 from trees.models import Cluster, Node, NodeOrigin, Scheduler
 from trees.selectors import (
+    NodeValues,
+    Subtree,
     cluster_listing_get,
     clusters_list,
     furthest_over_target,
@@ -29,6 +32,7 @@ from trees.selectors import (
     subtree_get,
 )
 from trees.serializers import json_number, node_document, slurm_node_document
+from trees.views.documents import document_response
 from trees.views.parameters import int_parameter
 
 HISTORY_RANGES = {"7d": timedelta(days=7), "30d": timedelta(days=30), "1y": timedelta(days=365)}
@@ -74,40 +78,70 @@ def tree_json(request: HttpRequest, name: str) -> HttpResponse:
     cluster = get_object_or_404(Cluster, name=name)
     access = access_get(user=request.user, cluster=cluster)
     text = request.GET.get("q")
+    top_id = levels = 0
     if text is not None:
-        if not text.strip() or len(text) > MAX_NAME:
+        text = text.strip()
+        if not text or len(text) > MAX_NAME:
             return HttpResponseBadRequest(f"q must be 1 to {MAX_NAME} characters of a name")
-        subtree = nodes_named_get(cluster=cluster, text=text.strip())
     else:
-        levels = int_parameter(request, "levels", 2, 1, MAX_LEVELS)
-        top_id = int_parameter(request, "node", 0, 0, None)
-        if isinstance(levels, HttpResponse):
-            return levels
-        if isinstance(top_id, HttpResponse):
-            return top_id
+        asked_levels = int_parameter(request, "levels", 2, 1, MAX_LEVELS)
+        if isinstance(asked_levels, HttpResponse):
+            return asked_levels
+        asked_top = int_parameter(request, "node", 0, 0, None)
+        if isinstance(asked_top, HttpResponse):
+            return asked_top
+        levels, top_id = asked_levels, asked_top
+    # Whole-tree readers all get the same answer for a revision of the tree: kept, not redone.
+    key = _tree_json_key(cluster, (text, top_id, levels)) if access.whole_tree else None
+    kept = caches["trees"].get(key) if key else None
+    if kept is not None:
+        return HttpResponse(kept, content_type="application/json")
+    if text is not None:
+        subtree = nodes_named_get(cluster=cluster, text=text)
+    else:
         top = get_object_or_404(Node, pk=top_id, cluster=cluster) if top_id else None
         subtree = subtree_get(cluster=cluster, top=top, levels=levels)
+    response = _tree_json_response(cluster, access, subtree, searched=text is not None)
+    if key:
+        caches["trees"].set(key, response.content)
+    return response
+
+
+def _tree_json_key(cluster: Cluster, asked: tuple[object, ...]) -> str | None:
+    """The cache key of a tree.json answer for whole-tree readers: the question and the tree's
+    revision (every store of nodes sets metrics_updated_at); None before the first store."""
+    if cluster.metrics_updated_at is None:
+        return None
+    question = repr((cluster.pk, cluster.metrics_updated_at.isoformat(), *asked))
+    return "tree.json:" + hashlib.sha256(question.encode()).hexdigest()
+
+
+def _tree_json_response(
+    cluster: Cluster, access: Access, subtree: Subtree, *, searched: bool
+) -> HttpResponse:
+    if not subtree.nodes:
+        return document_response({"cluster": cluster.name, "nodes": []})
+    if access.whole_tree:  # every node shows and opens: no path to weigh (trees of 10,000+)
+        shown = [(item, True) for item in subtree.nodes]
+    else:
+        paths = _paths(subtree.above, [item.node for item in subtree.nodes])
+        if not searched and not access.sees(paths[subtree.nodes[0].node.id]):
+            raise Http404("no such node")
+        shown = [
+            (item, access.opens(paths[item.node.id]))
+            for item in subtree.nodes
+            if access.sees(paths[item.node.id])
+        ]
     slurm = cluster.scheduler == Scheduler.SLURM
-    paths = (
-        _paths(subtree.nodes[0].node, [item.node for item in subtree.nodes])
-        if subtree.nodes
-        else {}
-    )
-    if text is None and not access.sees(paths[subtree.nodes[0].node.pk]):
-        raise Http404("no such node")
     documents = []
-    for item in subtree.nodes:
-        path = paths[item.node.pk]
-        if not access.sees(path):
-            continue
+    for item, opens in shown:
         document = (
             slurm_node_document(item, cluster.fairshare_algorithm) if slurm else node_document(item)
         )
-        opens = access.opens(path)
-        document["children"] = subtree.children[item.node.pk] if opens else 0
+        document["children"] = subtree.children[item.node.id] if opens else 0
         document["opens"] = opens
         documents.append(document)
-    return JsonResponse({"cluster": cluster.name, "nodes": documents})
+    return document_response({"cluster": cluster.name, "nodes": documents})
 
 
 def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
@@ -166,7 +200,7 @@ def node_history_json(request: HttpRequest, name: str, node_id: int) -> HttpResp
     since = None if span == "all" else timezone.now() - HISTORY_RANGES[span]
     points = node_history_get(node=node, since=since)
     events = history_events_get(cluster=cluster, since=since)
-    return JsonResponse(
+    return document_response(
         {
             "node": node.pk,
             "range": span,
@@ -199,7 +233,7 @@ def node_recovery_json(request: HttpRequest, name: str, node_id: int) -> HttpRes
         projection = recovery_get(cluster=cluster, node=node, now=timezone.now())
     except LookupError as exc:
         raise Http404(str(exc)) from exc
-    return JsonResponse(
+    return document_response(
         {
             "node": node.pk,
             "at": [moment.isoformat() for moment in projection.at],
@@ -211,10 +245,11 @@ def node_recovery_json(request: HttpRequest, name: str, node_id: int) -> HttpRes
     )
 
 
-def _paths(top: Node, nodes: list[Node]) -> dict[int, list[int]]:
-    """The ids from the root to each node of a subtree (the top's path read once)."""
-    paths = {top.pk: [step.pk for step in node_path_get(node=top)]}
+def _paths(above: list[int], nodes: list[NodeValues]) -> dict[int, list[int]]:
+    """The ids from the root to each node of a subtree, given the ids above its top."""
+    top = nodes[0]
+    paths = {top.id: [*above, top.id]}
     for node in nodes:  # in tree order: a parent before its children
-        if node.pk not in paths and node.parent_id in paths:
-            paths[node.pk] = [*paths[node.parent_id], node.pk]
+        if node.id not in paths and node.parent_id in paths:
+            paths[node.id] = [*paths[node.parent_id], node.id]
     return paths

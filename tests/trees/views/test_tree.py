@@ -1,6 +1,7 @@
 """The tree pages: login, cluster overview, tree JSON, node page and its history."""
 
 import json
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -13,6 +14,8 @@ from django.utils import timezone
 from accounting.models import Cycle, NodeHistory
 from tests.trees.views.conftest import login, node
 from trees.models import Cluster, Membership, Node, Role
+from trees.selectors import pbs_state_get
+from trees.services import resource_group_import
 
 pytestmark = pytest.mark.django_db
 
@@ -81,6 +84,45 @@ def test_the_tree_json_holds_the_top_levels_with_their_stored_metrics(
     assert by_name["group1"]["children"] == stored.children.count()
     deeper = json.loads(client.get(f"/clusters/forum/tree.json?node={stored.pk}&levels=1").content)
     assert [doc["parent"] for doc in deeper["nodes"][1:]] == [stored.pk] * stored.children.count()
+
+
+@pytest.mark.usefixtures("sample")
+def test_whole_tree_readers_get_the_kept_tree_json_until_the_tree_is_stored_again(
+    client: Client, django_assert_max_num_queries: object
+) -> None:
+    login(client, "ann")
+    first = client.get("/clusters/forum/tree.json?levels=3").content
+    # Session, login, cluster, the person's name, roles and leaves: none for the tree itself.
+    with django_assert_max_num_queries(6):  # type: ignore[operator]
+        assert client.get("/clusters/forum/tree.json?levels=3").content == first
+    assert client.get("/clusters/forum/tree.json?levels=1").content != first  # its own answer
+
+    cluster = Cluster.objects.get(name="forum")
+    groups = [
+        replace(group, shares=group.shares + 10) if group.name == "Cathy" else group
+        for group in pbs_state_get(cluster=cluster).groups
+    ]
+    resource_group_import(cluster_name="forum", groups=groups, pbs_messages=[], source="test")
+    again = json.loads(client.get("/clusters/forum/tree.json?levels=3").content)
+    cathy = next(doc for doc in again["nodes"] if doc["name"] == "Cathy")
+    assert cathy["shares"] == node("forum", "Cathy").shares == 60
+    assert again != json.loads(first)
+
+
+@pytest.mark.usefixtures("sample")
+def test_the_kept_tree_json_is_never_given_to_those_who_read_part_of_the_tree(
+    client: Client,
+) -> None:
+    admin = Client()
+    login(admin, "admin", staff=True)
+    Cluster.objects.filter(name="forum").update(private_usage=True)
+    whole = json.loads(admin.get("/clusters/forum/tree.json?levels=3").content)
+    mine = Node.objects.get(cluster__name="forum", name="Bob")
+    login(client, "member", scheduler_user=mine.name)
+    part = json.loads(client.get("/clusters/forum/tree.json?levels=3").content)
+    assert len(part["nodes"]) < len(whole["nodes"])
+    assert all(doc["opens"] for doc in whole["nodes"])
+    assert not all(doc["opens"] for doc in part["nodes"])
 
 
 @pytest.mark.usefixtures("sample")
