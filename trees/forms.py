@@ -9,7 +9,7 @@ from typing import Any
 from django import forms
 
 from trees.engine.edit import ChildEdit
-from trees.engine.pbs import INT_MAX, ROOT_ALIAS, TREEROOT
+from trees.engine.pbs import INT_MAX, ROOT_ALIAS, resource_group_parent
 
 NEW_ROWS = 3
 
@@ -55,7 +55,7 @@ class ChildForm(forms.Form):
         return ChildEdit(
             original=data["original"],
             name=data["name"].strip(),
-            parent=ROOT_ALIAS if parent == TREEROOT else parent,
+            parent=resource_group_parent(parent),
             shares=data["shares"] if data["shares"] is not None else 0,
             remove=bool(data["remove"]) and bool(data["original"]),
         )

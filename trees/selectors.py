@@ -28,7 +28,6 @@ from trees.engine.fairtree import (
 )
 from trees.engine.fairtree import compare as fair_tree_compare
 from trees.engine.pbs import (
-    ROOT_ALIAS,
     TREEROOT,
     UNSPECIFIED,
     GroupDef,
@@ -36,6 +35,7 @@ from trees.engine.pbs import (
     UsageRecord,
     compare_at,
     deserving_key,
+    resource_group_parent,
 )
 from trees.engine.pbs import compute as pbs_compute
 from trees.engine.recovery import pbs_recovery
@@ -112,8 +112,7 @@ def pbs_state_get(*, cluster: Cluster) -> PbsState:
     records: list[tuple[int, UsageRecord]] = []
     for _id, name, parent_id, _kind, origin, position, shares, cgroup, usage, seq, *_ in rows:
         if origin == NodeOrigin.DEFINED:
-            parent = names[parent_id] if parent_id is not None else TREEROOT
-            parent = ROOT_ALIAS if parent == TREEROOT else parent
+            parent = resource_group_parent(names[parent_id] if parent_id is not None else TREEROOT)
             groups.append((position, GroupDef(name, cgroup or 0, parent, shares or 0)))
         if usage is not None and seq is not None:
             records.append((seq, UsageRecord(name, usage)))
@@ -158,10 +157,6 @@ class NodeValues(NamedTuple):
     fairshare_rank_of: int | None
     grp_tres_mins: str
     tres_run_mins: str
-
-    @property
-    def pk(self) -> int:
-        return self.id
 
 
 NODE_VALUES = NodeValues._fields
@@ -349,7 +344,7 @@ def subtree_get(*, cluster: Cluster, top: Node | None = None, levels: int = 2) -
 def pbsfs_listing_get(*, cluster: Cluster) -> str:
     """What `pbsfs -p` prints for the cluster, from the stored metrics (nothing recomputed)."""
     nodes = tree_get(cluster=cluster)
-    cgroup = {item.node.pk: item.node.cgroup_id for item in nodes}
+    cgroup = {item.node.id: item.node.cgroup_id for item in nodes}
     lines = (
         ListingLine(
             name=node.name,
@@ -532,7 +527,7 @@ def slurm_compare_get(*, cluster: Cluster, a: str, b: str) -> SlurmComparison:
 def sshare_listing_get(*, cluster: Cluster) -> str:
     """What `sshare -a -l` prints, from the stored metrics (nothing recomputed)."""
     nodes = tree_get(cluster=cluster)
-    names = {item.node.pk: item.node.name for item in nodes}
+    names = {item.node.id: item.node.name for item in nodes}
     zeros = zero_tres(cluster.slurm_tres.split(","))
     algorithm = Algorithm(cluster.fairshare_algorithm)
     rows = []
@@ -707,7 +702,7 @@ def share_changes_get(
     if name:
         changes = changes.filter(Q(node_name__icontains=name) | Q(old_name__icontains=name))
     if around is not None:
-        parent = ROOT_ALIAS if around.parent_id is None else around.name
+        parent = resource_group_parent(around.name)
         changes = changes.filter(
             Q(node=around) | Q(node__parent=around) | Q(old_parent=parent) | Q(new_parent=parent)
         )

@@ -34,13 +34,13 @@ from trees.engine.formula import JOB_SORT_NAMES, FormulaError, parse_formula
 from trees.engine.pbs import (
     FAIRSHARE_MIN_USAGE,
     ROOT_ALIAS,
-    TREEROOT,
     UNKNOWN_CGROUP,
     GroupDef,
     PbsMetrics,
     PbsTree,
     UsageRecord,
     compute,
+    resource_group_parent,
 )
 from trees.engine.tree import ROOT
 from trees.formats.pbsfs import PbsfsResult, UsageDatabase, run_pbsfs
@@ -205,7 +205,7 @@ def tree_edit(
         for group in edited.groups:
             old_name = next((old for old, new in edited.renamed.items() if new == group.name), "")
             moved = edited.moved.get(group.name, ("", ""))
-            old_parent, new_parent = (_resource_group_parent(name) for name in moved)
+            old_parent, new_parent = (resource_group_parent(name) for name in moved)
             if old_name or new_parent:
                 row = stored[group.name]
                 moves.append(
@@ -520,7 +520,7 @@ def _pbs_store(
         if before != after and (was_defined or had_tree) and name not in skip_audit:
             change = _share_change(cluster, row[0], before, after, now, reason, user, name)
             if after is None:
-                change.old_parent = _resource_group_parent(names.get(row[2], ""))
+                change.old_parent = resource_group_parent(names.get(row[2], ""))
             changes.append(change)
         by_index[index] = row[0]
 
@@ -532,7 +532,7 @@ def _pbs_store(
     for row in removed:
         if row[origin_at] == NodeOrigin.DEFINED and row[shares_at] is not None:
             change = _share_change(cluster, None, row[shares_at], None, now, reason, user, row[1])
-            change.old_parent = _resource_group_parent(names.get(row[2], ""))
+            change.old_parent = resource_group_parent(names.get(row[2], ""))
             changes.append(change)
     Node.objects.filter(pk__in=[row[0] for row in removed]).delete()
     ShareChange.objects.bulk_create(changes, batch_size=2000)
@@ -625,11 +625,6 @@ def _differing(node: Node, values: Mapping[str, object]) -> set[str]:
         elif getattr(node, field) != value:
             differing.add(field)
     return differing
-
-
-def _resource_group_parent(name: str) -> str:
-    """A parent as resource_group and the audit trail name it: `root` for the top."""
-    return ROOT_ALIAS if name == TREEROOT else name
 
 
 def _share_change(

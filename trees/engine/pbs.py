@@ -40,6 +40,11 @@ def f32(value: float) -> float:
     return float(_F32(value))
 
 
+def resource_group_parent(name: str) -> str:
+    """A parent's name as resource_group writes it (and PBS reads it): `root` for TREEROOT."""
+    return ROOT_ALIAS if name == TREEROOT else name
+
+
 def percent(fairshare_perc: float) -> float:
     """tree_percentage * 100 as pbsfs prints it: a float32 multiply."""
     return float(_F32(fairshare_perc) * _F32(100))

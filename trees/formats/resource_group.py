@@ -24,6 +24,7 @@ from trees.engine.pbs import (
     UNKNOWN,
     GroupDef,
     definition_order,
+    resource_group_parent,
 )
 from trees.formats.rejected import RejectedLine
 
@@ -142,6 +143,6 @@ def format_resource_group(groups: Iterable[GroupDef], *, header: str = "") -> st
     lines = [f"# {line}\n" if line else "#\n" for line in header.splitlines()]
     lines.append("# name\tcgroup\tparent\tshares\n")
     for group in definition_order(groups):
-        parent = ROOT_ALIAS if group.parent == TREEROOT else group.parent
+        parent = resource_group_parent(group.parent)
         lines.append(f"{group.name}\t{group.cgroup}\t{parent}\t{group.shares}\n")
     return "".join(lines)

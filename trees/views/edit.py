@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from trees.access import access_get
 from trees.engine.edit import WHOLE_EDIT, ChildEdit, EditProblem, StandingChange
-from trees.engine.pbs import ROOT_ALIAS, percent
+from trees.engine.pbs import ROOT_ALIAS, percent, resource_group_parent
 from trees.explanations import EXPLANATIONS
 from trees.forms import NEW_ROWS, ChildForm, ChildFormSet, EditForm, edit_digest
 from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
@@ -51,7 +51,7 @@ def node_edit(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
     _admins_only(request, cluster, node)
     if node.parent_id is not None and node.origin != NodeOrigin.DEFINED:
         raise Http404("only the root and the tree's own entries have children to edit")
-    here = ROOT_ALIAS if node.parent_id is None else node.name
+    here = resource_group_parent(node.name)  # what the rows' parent field calls this node
     if request.method != "POST":
         return _page(request, cluster, node, _fresh(cluster, node, here))
 
@@ -64,15 +64,11 @@ def node_edit(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
     rows = [child for child in formset if not child.blank()]
     edits = [child.edit() for child in rows]
     data = form.cleaned_data
-    preview = tree_edit_preview_get(cluster=cluster, edits=edits)
-    if preview.version != data["version"]:
-        return _changed(request, cluster, node, here, data["opened_at"], edits)
     forms = _Forms(formset, form)
-    if preview.edited.problems:
-        forms.attach(rows, preview.edited.problems)
-        return _page(request, cluster, node, forms)
     digest = edit_digest(data["version"], edits)
     if request.POST.get("action") == "save":
+        # The service checks the edit and the tree's version again under its lock: no preview
+        # is computed for a save that goes through.
         if data["previewed"] != digest:
             forms.notes.append("The rows changed after their preview: check this one, then save.")
         elif not data["reason"].strip():
@@ -102,6 +98,12 @@ def node_edit(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
                     " resource_group to hand to PBS is ready to download.",
                 )
                 return redirect("trees:node", cluster.name, node.pk)  # renames keep the row
+    preview = tree_edit_preview_get(cluster=cluster, edits=edits)
+    if preview.version != data["version"]:
+        return _changed(request, cluster, node, here, data["opened_at"], edits)
+    if preview.edited.problems:
+        forms.attach(rows, preview.edited.problems)
+        return _page(request, cluster, node, forms)
     return _page(request, cluster, node, forms, preview=preview, digest=digest)
 
 
@@ -276,7 +278,7 @@ def _page(
             "cluster": cluster,
             "node": node,
             "path": node_path_get(node=node),
-            "here": ROOT_ALIAS if node.parent_id is None else node.name,
+            "here": resource_group_parent(node.name),
             "formset": forms.formset,
             "form": form,
             "notes": forms.notes,

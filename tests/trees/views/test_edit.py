@@ -123,6 +123,21 @@ def test_save_after_preview_stores_it_with_the_reason_and_shows_it_in_the_audit(
     assert "admin L2 0 → 10 shares policy 2026: L2 gets a share" in audit
 
 
+def test_a_save_that_goes_through_computes_no_preview(
+    alice: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = opened(alice, "B1")
+    data[f"child-{rows(data)['L2']}-shares"] = "10"
+    saved = form_of(post(alice, "B1", data, "preview").content.decode()) | {"reason": "once"}
+
+    def no_preview(**_: object) -> None:
+        raise AssertionError("the save computed a preview")
+
+    monkeypatch.setattr("trees.views.edit.tree_edit_preview_get", no_preview)
+    assert post(alice, "B1", saved, "save").status_code == 302
+    assert node("whitepaper", "L2").shares == 10
+
+
 def test_save_needs_a_reason_and_the_edit_previewed(alice: Client) -> None:
     data = opened(alice, "B1")
     data[f"child-{rows(data)['L2']}-shares"] = "10"
