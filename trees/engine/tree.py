@@ -7,7 +7,7 @@ kept in insertion order; a scheduler that lists them otherwise (PBS: newest firs
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -75,3 +75,17 @@ class Tree:
         order = np.argsort(depth, kind="stable")
         bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
         return [order[bounds[d] : bounds[d + 1]] for d in range(len(bounds) - 1)]
+
+
+def subtree_ends(depths: Sequence[int]) -> list[int]:
+    """For nodes in tree order (each before its descendants), given their depths: the place of
+    each one's last descendant, its own where it has none; its subtree is the places between."""
+    ends = list(range(len(depths)))
+    open_places: list[int] = []  # the places whose subtree the walk is still inside
+    for place, depth in enumerate(depths):
+        while open_places and depths[open_places[-1]] >= depth:
+            ends[open_places.pop()] = place - 1
+        open_places.append(place)
+    for place in open_places:
+        ends[place] = len(depths) - 1
+    return ends

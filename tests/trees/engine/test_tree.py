@@ -2,8 +2,10 @@
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from trees.engine.tree import ROOT, Tree
+from trees.engine.tree import ROOT, Tree, subtree_ends
 
 
 @pytest.fixture
@@ -119,3 +121,28 @@ def test_levels_keep_index_order_when_depths_interleave():
     tree.add_child(a, "a2", shares=0, usage=0.0)
 
     assert [level.tolist() for level in tree.levels()] == [[0], [1, 3], [2, 4]]
+
+
+def test_subtree_ends_of_the_fixture_tree(tree):
+    order = list(tree.preorder())
+    ends = subtree_ends([tree.depth[node] for node in order])
+
+    assert names(tree, order) == ["root", "a", "a1", "a2", "b", "b1", "b11", "c"]
+    assert ends == [7, 3, 2, 3, 6, 6, 6, 7]
+
+
+def test_subtree_ends_of_nothing_and_of_a_root_alone():
+    assert subtree_ends([]) == []
+    assert subtree_ends([0]) == [0]
+
+
+@given(st.lists(st.integers(min_value=0, max_value=30), max_size=40))
+def test_subtree_ends_span_each_nodes_subtree(parents: list[int]) -> None:
+    tree = Tree.with_root("root", shares=-1, usage=1.0)
+    for number, parent in enumerate(parents, start=1):
+        tree.add_child(parent % number, f"n{number}", shares=1, usage=1.0)
+    order = list(tree.preorder(newest_first=True))
+    ends = subtree_ends([tree.depth[node] for node in order])
+
+    for place, node in enumerate(order):
+        assert order[place : ends[place] + 1] == list(tree.preorder(node, newest_first=True))
