@@ -6,23 +6,15 @@ from datetime import datetime
 from typing import Any
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from accounting.selectors import clusters_due, cycle_slot_of
 from accounting.services import cycle_run, history_roll_up
+from fairshare_site.celery import RETRIED
 from trees.models import Cluster
 
-# The database restarting or unreachable: the cycle rolled back, so running it again is safe.
-_RETRIED: dict[str, Any] = {
-    "autoretry_for": (OperationalError, InterfaceError),
-    "retry_backoff": 5,
-    "retry_backoff_max": 300,
-    "max_retries": 10,
-}
 
-
-@shared_task(**_RETRIED)  # type: ignore[untyped-decorator]
+@shared_task(**RETRIED)  # type: ignore[untyped-decorator]
 def run_cycle(cluster_id: int, at: str | None = None) -> dict[str, Any]:
     """The cluster's cycle at `at` (ISO 8601), by default of the current slot; nothing when
     that cycle is already done."""
@@ -40,7 +32,7 @@ def run_cycle(cluster_id: int, at: str | None = None) -> dict[str, Any]:
     }
 
 
-@shared_task(**_RETRIED)  # type: ignore[untyped-decorator]
+@shared_task(**RETRIED)  # type: ignore[untyped-decorator]
 def run_due_cycles() -> list[str]:
     """Queue the cycle of every cluster whose slot is due (the beat calls this every minute)."""
     due = clusters_due(timezone.now())
@@ -49,7 +41,7 @@ def run_due_cycles() -> list[str]:
     return [cluster.name for cluster, _ in due]
 
 
-@shared_task(**_RETRIED)  # type: ignore[untyped-decorator]
+@shared_task(**RETRIED)  # type: ignore[untyped-decorator]
 def roll_up_history() -> dict[str, int]:
     """Thin every cluster's history (the beat calls this daily): rows removed per cluster."""
     now = timezone.now()

@@ -93,19 +93,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Each web process keeps the tree JSON it last wrote for whole-tree readers, by the tree's
-# revision (Cluster.metrics_updated_at, set by every store): a tree of 10,000 nodes is
-# megabytes that stay the same from one cycle to the next.
-CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "trees": {
-        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-        "LOCATION": "trees",
-        "TIMEOUT": env.int("TREE_CACHE_SECONDS", default=3600),
-        "OPTIONS": {"MAX_ENTRIES": env.int("TREE_CACHE_ENTRIES", default=32)},
-    },
-}
-
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -163,6 +150,10 @@ SESSION_COOKIE_HTTPONLY = True
 # run eagerly in the calling process, so the embedded default needs no server.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+if CELERY_TASK_ALWAYS_EAGER:
+    # Never connected to: an eager task only borrows a producer's settings, and without a
+    # URL kombu warns that it falls back to AMQP on localhost.
+    CELERY_BROKER_URL = "memory://localhost/"
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
 CELERY_TASK_SERIALIZER = "json"

@@ -26,15 +26,6 @@ def write_file(folder: Path, name: str, text: str | bytes) -> str:
     return str(path)
 
 
-@pytest.fixture(autouse=True)
-def _empty_caches() -> None:
-    """Each test starts with empty caches: what one test's tree.json kept is not another's."""
-    from django.core.cache import caches
-
-    for cache in caches.all():
-        cache.clear()
-
-
 @dataclass(frozen=True)
 class Ran:
     status: int

@@ -65,7 +65,15 @@ class Cluster(models.Model):
     resource_group_messages = models.TextField(
         blank=True, help_text="What PBS prints about the imported resource_group on each run."
     )
-    metrics_updated_at = models.DateTimeField(null=True, blank=True)
+    metrics_updated_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the tree was last stored (set by every store)."
+    )
+    listed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="The metrics_updated_at of the tree its listing (ListedNode) holds; tree.json"
+        " reads the listing only while the two are equal.",
+    )
     private_usage = models.BooleanField(
         default=False,
         help_text="Like Slurm's PrivateData=usage: members see only their own path and its"
@@ -254,6 +262,35 @@ class Node(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster_id}:{self.name}"
+
+
+class ListedNode(models.Model):
+    """A node as tree.json lists it to those who may read the whole tree: their answer is these
+    rows joined, not 10,000 nodes rebuilt per request. After each store of the tree a task
+    writes them anew (tree_listing_write); until it has, readers get answers built from the
+    nodes, as they do for a tree stored before listings existed.
+
+    Derived data, rewritten whole: no foreign key constraints or unique index for the database
+    to check on each of 100,000 rows (they tripled the time of writing them); Django still
+    removes a node's row with the node.
+    """
+
+    node = models.ForeignKey(
+        Node, on_delete=models.CASCADE, db_constraint=False, related_name="listing"
+    )
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, db_constraint=False, db_index=False, related_name="+"
+    )
+    place = models.PositiveIntegerField(help_text="In tree order, from 0 (the root).")
+    last = models.PositiveIntegerField(help_text="The place of its last descendant (or its own).")
+    depth = models.PositiveIntegerField()
+    document = models.TextField(help_text="Its tree.json document, as JSON.")
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "place"])]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}:{self.place}"
 
 
 class ShareChange(models.Model):

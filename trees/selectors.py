@@ -42,7 +42,16 @@ from trees.engine.recovery import pbs_recovery
 from trees.formats.pbsfs import ListingLine, PbsfsPolicy, UsageDatabase, format_listing
 from trees.formats.resource_group import format_resource_group
 from trees.formats.sshare import columns_for, format_sshare, sshare_row, sshare_rows, zero_tres
-from trees.models import Cluster, Membership, Node, NodeKind, NodeOrigin, Scheduler, ShareChange
+from trees.models import (
+    Cluster,
+    ListedNode,
+    Membership,
+    Node,
+    NodeKind,
+    NodeOrigin,
+    Scheduler,
+    ShareChange,
+)
 
 
 def cluster_get(*, name: str) -> Cluster:
@@ -339,6 +348,27 @@ def subtree_get(*, cluster: Cluster, top: Node | None = None, levels: int = 2) -
             )
         )
     return _with_child_counts(cluster, nodes, first, node_path_get(node=top)[:-1], counts)
+
+
+def listed_documents_get(*, cluster: Cluster, top: int | None, levels: int) -> list[str] | None:
+    """What subtree_get finds, as tree.json documents for whole-tree readers (JSON texts, from
+    the cluster's listing); None when the listing is not of the tree as stored (its task has
+    not run since the last store) or has no node `top` (default: the root). Two queries."""
+    if cluster.listed_at is None or cluster.listed_at != cluster.metrics_updated_at:
+        return None
+    listed = ListedNode.objects.filter(cluster=cluster)
+    listed = listed.filter(node_id=top) if top is not None else listed.filter(place=0)
+    found = listed.values_list("place", "last", "depth").first()
+    if found is None:
+        return None
+    place, last, depth = found
+    return list(
+        ListedNode.objects.filter(
+            cluster=cluster, place__range=(place, last), depth__lte=depth + levels
+        )
+        .order_by("place")
+        .values_list("document", flat=True)
+    )
 
 
 def pbsfs_listing_get(*, cluster: Cluster) -> str:

@@ -103,9 +103,26 @@ def node_document(item: TreeNode) -> dict[str, Any]:
     }
 
 
-def tree_document(cluster: Cluster, nodes: list[TreeNode]) -> dict[str, Any]:
+def cluster_node_document(cluster: Cluster, item: TreeNode) -> dict[str, Any]:
+    """One node, in its cluster's scheduler's terms."""
     if cluster.scheduler == Scheduler.SLURM:
-        documents = [slurm_node_document(n, cluster.fairshare_algorithm) for n in nodes]
-    else:
-        documents = [node_document(n) for n in nodes]
-    return {"cluster": cluster_document(cluster), "nodes": documents}
+        return slurm_node_document(item, cluster.fairshare_algorithm)
+    return node_document(item)
+
+
+def tree_json_document(
+    cluster: Cluster, item: TreeNode, *, children: int, opens: bool
+) -> dict[str, Any]:
+    """A node as tree.json lists it: its document, how many children it has (0 to a reader
+    who may not open it) and whether the reader may open it."""
+    document = cluster_node_document(cluster, item)
+    document["children"] = children if opens else 0
+    document["opens"] = opens
+    return document
+
+
+def tree_document(cluster: Cluster, nodes: list[TreeNode]) -> dict[str, Any]:
+    return {
+        "cluster": cluster_document(cluster),
+        "nodes": [cluster_node_document(cluster, item) for item in nodes],
+    }

@@ -7,18 +7,20 @@ metrics in the same transaction, so the read side is never stale.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
+import orjson
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from trees.bulk import rows_update
+from trees.bulk import rows_insert, rows_update
 from trees.engine.edit import ChildEdit, EditProblem, edit_tree, tree_version
 from trees.engine.fairtree import (
     NO_VAL,
@@ -42,13 +44,14 @@ from trees.engine.pbs import (
     compute,
     resource_group_parent,
 )
-from trees.engine.tree import ROOT
+from trees.engine.tree import ROOT, subtree_ends
 from trees.formats.pbsfs import PbsfsResult, UsageDatabase, run_pbsfs
 from trees.formats.sched_config import FairshareConfig
 from trees.formats.usage_file import RejectedRecord, UsageFile, screen_records
 from trees.models import (
     Cluster,
     FairshareEntity,
+    ListedNode,
     Membership,
     Node,
     NodeKind,
@@ -68,7 +71,9 @@ from trees.selectors import (
     pbs_state_get,
     share_changes_get,
     slurm_state_get,
+    tree_get,
 )
+from trees.serializers import tree_json_document
 
 _SLURM_METRIC_FIELDS = (
     "norm_shares",
@@ -541,6 +546,7 @@ def _pbs_store(
     cluster.has_usage_database = database.exists
     cluster.metrics_updated_at = now
     cluster.save(update_fields=["last_decay", "has_usage_database", "metrics_updated_at"])
+    _listing_requested(cluster)
     return StoreSummary(
         nodes=len(pbs),
         created=sum(len(level) for level in to_create),
@@ -549,6 +555,49 @@ def _pbs_store(
         share_changes=len(changes),
         unknown_entities=len(pbs.unknown_entities()),
     )
+
+
+def _listing_requested(cluster: Cluster) -> None:
+    """Once the store commits, have the tree listed for tree.json (the task tree_listing: in
+    a worker with a broker, so that a cycle does not wait for it; at once without one). If it
+    cannot be queued, readers get answers built from the nodes until the next store's."""
+    from trees.tasks import tree_listing  # the task calls back into this module
+
+    cluster_id = cluster.pk
+    transaction.on_commit(lambda: tree_listing.delay(cluster_id), robust=True)
+
+
+def tree_listing_write(*, cluster_id: int) -> bool:
+    """List the cluster's tree as stored for whole-tree readers of tree.json (ListedNode):
+    every node's document in tree order, with its place, depth and the end of its subtree.
+    False when the listing holds the stored tree already (a store's second request)."""
+    with transaction.atomic():
+        # Locked, as stores lock it: the revision read is the one of the nodes read below.
+        cluster = Cluster.objects.select_for_update().get(pk=cluster_id)
+        if cluster.listed_at is not None and cluster.listed_at == cluster.metrics_updated_at:
+            return False
+        nodes = tree_get(cluster=cluster)
+        children = Counter(item.node.parent_id for item in nodes)
+        ends = subtree_ends([item.depth for item in nodes])
+        rows = [
+            (
+                item.node.id,
+                cluster.pk,
+                place,
+                ends[place],
+                item.depth,
+                orjson.dumps(
+                    tree_json_document(cluster, item, children=children[item.node.id], opens=True)
+                ).decode(),
+            )
+            for place, item in enumerate(nodes)
+        ]
+        ListedNode.objects.filter(cluster=cluster).delete()
+        columns = ["node_id", "cluster_id", "place", "last", "depth", "document"]
+        rows_insert(ListedNode, columns, rows)
+        cluster.listed_at = cluster.metrics_updated_at
+        cluster.save(update_fields=["listed_at"])
+        return True
 
 
 def _create_by_level(levels: Sequence[Sequence[Node]]) -> None:
@@ -862,6 +911,7 @@ def _slurm_store(
     ShareChange.objects.bulk_create(changes, batch_size=2000)
     cluster.metrics_updated_at = now
     cluster.save(update_fields=["metrics_updated_at"])
+    _listing_requested(cluster)
     return SlurmImport(
         algorithm=Algorithm(cluster.fairshare_algorithm),
         associations=len(tree) - 1,

@@ -12,7 +12,7 @@ from accounting.services import cycle_run
 from tests.accounting.test_services import DAY1, TREE, pbs_ingest
 from tests.conftest import write_file
 from trees.formats.resource_group import parse_resource_group
-from trees.models import Cluster, Membership, Node, Person, Role, ShareChange
+from trees.models import Cluster, ListedNode, Membership, Node, Person, Role, ShareChange
 from trees.selectors import cluster_get, epoch_time, node_get
 from trees.services import (
     cluster_delete,
@@ -21,6 +21,7 @@ from trees.services import (
     membership_set,
     person_set,
     resource_group_import,
+    tree_listing_write,
 )
 
 pytestmark = pytest.mark.django_db
@@ -56,6 +57,7 @@ def test_removing_a_cluster_takes_all_it_holds(site: Cluster, tmp_path: Path) ->
     cycle_run(cluster=site, now=epoch_time(1772380800))  # 2026-03-01T16:00Z
     alice = login_set(username="alice", password="x")
     membership_set(user=alice, node=node_get(cluster=site, name="chem"), role=Role.MEMBER)
+    assert tree_listing_write(cluster_id=site.pk) is True
     other = Cluster.objects.create(name="other")
     assert Job.objects.filter(cluster=site).count() == 4
     assert NodeHistory.objects.count() == 7  # a row for each node, cy under unknown too
@@ -64,6 +66,7 @@ def test_removing_a_cluster_takes_all_it_holds(site: Cluster, tmp_path: Path) ->
     assert Job.objects.count() == Cycle.objects.count() == Node.objects.count() == 0
     assert Membership.objects.count() == ShareChange.objects.count() == 0
     assert NodeHistory.objects.count() == IngestRun.objects.count() == 0
+    assert ListedNode.objects.count() == 0
     assert User.objects.filter(username="alice").exists()
     assert cluster_delete(name="site") is False
 

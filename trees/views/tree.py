@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 from datetime import timedelta
 
 from django.contrib.auth.decorators import login_not_required
-from django.core.cache import caches
 from django.http import (
     Http404,
     HttpRequest,
@@ -26,13 +24,14 @@ from trees.selectors import (
     cluster_listing_get,
     clusters_list,
     furthest_over_target,
+    listed_documents_get,
     node_path_get,
     nodes_named_get,
     recovery_get,
     subtree_get,
 )
-from trees.serializers import json_number, node_document, slurm_node_document
-from trees.views.documents import document_response
+from trees.serializers import json_number, tree_json_document
+from trees.views.documents import document_response, listing_response
 from trees.views.parameters import int_parameter
 
 HISTORY_RANGES = {"7d": timedelta(days=7), "30d": timedelta(days=30), "1y": timedelta(days=365)}
@@ -91,29 +90,16 @@ def tree_json(request: HttpRequest, name: str) -> HttpResponse:
         if isinstance(asked_top, HttpResponse):
             return asked_top
         levels, top_id = asked_levels, asked_top
-    # Whole-tree readers all get the same answer for a revision of the tree: kept, not redone.
-    key = _tree_json_key(cluster, (text, top_id, levels)) if access.whole_tree else None
-    kept = caches["trees"].get(key) if key else None
-    if kept is not None:
-        return HttpResponse(kept, content_type="application/json")
+    if access.whole_tree and text is None:  # the listing of the tree as stored
+        listed = listed_documents_get(cluster=cluster, top=top_id or None, levels=levels)
+        if listed is not None:
+            return listing_response(cluster.name, listed)
     if text is not None:
         subtree = nodes_named_get(cluster=cluster, text=text)
     else:
         top = get_object_or_404(Node, pk=top_id, cluster=cluster) if top_id else None
         subtree = subtree_get(cluster=cluster, top=top, levels=levels)
-    response = _tree_json_response(cluster, access, subtree, searched=text is not None)
-    if key:
-        caches["trees"].set(key, response.content)
-    return response
-
-
-def _tree_json_key(cluster: Cluster, asked: tuple[object, ...]) -> str | None:
-    """The cache key of a tree.json answer for whole-tree readers: the question and the tree's
-    revision (every store of nodes sets metrics_updated_at); None before the first store."""
-    if cluster.metrics_updated_at is None:
-        return None
-    question = repr((cluster.pk, cluster.metrics_updated_at.isoformat(), *asked))
-    return "tree.json:" + hashlib.sha256(question.encode()).hexdigest()
+    return _tree_json_response(cluster, access, subtree, searched=text is not None)
 
 
 def _tree_json_response(
@@ -132,15 +118,10 @@ def _tree_json_response(
             for item in subtree.nodes
             if access.sees(paths[item.node.id])
         ]
-    slurm = cluster.scheduler == Scheduler.SLURM
-    documents = []
-    for item, opens in shown:
-        document = (
-            slurm_node_document(item, cluster.fairshare_algorithm) if slurm else node_document(item)
-        )
-        document["children"] = subtree.children[item.node.id] if opens else 0
-        document["opens"] = opens
-        documents.append(document)
+    documents = [
+        tree_json_document(cluster, item, children=subtree.children[item.node.id], opens=opens)
+        for item, opens in shown
+    ]
     return document_response({"cluster": cluster.name, "nodes": documents})
 
 

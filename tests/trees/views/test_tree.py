@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from accounting.models import Cycle, NodeHistory
 from tests.trees.views.conftest import login, node
-from trees.models import Cluster, Membership, Node, Role
+from trees.models import Cluster, ListedNode, Membership, Node, Role
 from trees.selectors import pbs_state_get
 from trees.services import resource_group_import
 
@@ -86,31 +86,74 @@ def test_the_tree_json_holds_the_top_levels_with_their_stored_metrics(
     assert [doc["parent"] for doc in deeper["nodes"][1:]] == [stored.pk] * stored.children.count()
 
 
-@pytest.mark.usefixtures("sample")
-def test_whole_tree_readers_get_the_kept_tree_json_until_the_tree_is_stored_again(
-    client: Client, django_assert_max_num_queries: object
-) -> None:
-    login(client, "ann")
-    first = client.get("/clusters/forum/tree.json?levels=3").content
-    # Session, login, cluster, the person's name, roles and leaves: none for the tree itself.
-    with django_assert_max_num_queries(6):  # type: ignore[operator]
-        assert client.get("/clusters/forum/tree.json?levels=3").content == first
-    assert client.get("/clusters/forum/tree.json?levels=1").content != first  # its own answer
-
+def _cathy_gets_ten_more_shares() -> None:
     cluster = Cluster.objects.get(name="forum")
     groups = [
         replace(group, shares=group.shares + 10) if group.name == "Cathy" else group
         for group in pbs_state_get(cluster=cluster).groups
     ]
     resource_group_import(cluster_name="forum", groups=groups, pbs_messages=[], source="test")
-    again = json.loads(client.get("/clusters/forum/tree.json?levels=3").content)
-    cathy = next(doc for doc in again["nodes"] if doc["name"] == "Cathy")
-    assert cathy["shares"] == node("forum", "Cathy").shares == 60
-    assert again != json.loads(first)
+
+
+def _cathy(answer: bytes) -> dict[str, Any]:
+    return next(doc for doc in json.loads(answer)["nodes"] if doc["name"] == "Cathy")
 
 
 @pytest.mark.usefixtures("sample")
-def test_the_kept_tree_json_is_never_given_to_those_who_read_part_of_the_tree(
+def test_whole_tree_readers_get_the_listing_of_the_tree_as_stored(
+    client: Client,
+    django_assert_num_queries: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    login(client, "ann")
+    # Session, login, cluster, the person's name, roles and leaves; the listing's top and its
+    # rows: the same for any size of tree (built from the nodes it takes 10 here).
+    with django_assert_num_queries(8):
+        first = client.get("/clusters/forum/tree.json?levels=3").content
+    assert _cathy(first)["shares"] == 50
+
+    with django_capture_on_commit_callbacks(execute=True) as asked:
+        _cathy_gets_ten_more_shares()
+    assert len(asked) == 1  # the store asked for its listing once it committed
+    with django_assert_num_queries(8):
+        again = client.get("/clusters/forum/tree.json?levels=3").content
+    assert _cathy(again)["shares"] == node("forum", "Cathy").shares == 60
+    cluster = Cluster.objects.get(name="forum")
+    assert cluster.listed_at == cluster.metrics_updated_at
+
+
+@pytest.mark.usefixtures("sample")
+def test_until_the_listing_is_written_readers_get_the_tree_built_from_the_nodes(
+    client: Client, django_assert_num_queries: Any
+) -> None:
+    login(client, "ann")
+    _cathy_gets_ten_more_shares()  # its listing task never runs: the test's transaction stays
+    with django_assert_num_queries(10):
+        answer = client.get("/clusters/forum/tree.json?levels=3").content
+    assert _cathy(answer)["shares"] == 60
+
+
+@pytest.mark.usefixtures("sample")
+@pytest.mark.parametrize("name", ["forum", "whitepaper", "fairtree", "hpc"])
+def test_the_listing_answers_as_the_nodes_would_for_every_node_and_depth(
+    client: Client, name: str
+) -> None:
+    login(client, "ann")
+    cluster = Cluster.objects.get(name=name)
+    assert cluster.listed_at == cluster.metrics_updated_at  # the demo's stores listed it
+    questions = ["", *(f"node={pk}&" for pk in cluster.nodes.values_list("pk", flat=True))]
+    asked = [f"/clusters/{name}/tree.json?{top}levels={levels}" for top in questions
+             for levels in (1, 2, 3)]  # fmt: skip
+    listed = [client.get(url).content for url in asked]
+    Cluster.objects.filter(name=name).update(listed_at=None)  # stored before listings existed
+    built = [client.get(url).content for url in asked]
+
+    assert listed == built
+    assert len(json.loads(listed[2])["nodes"]) == cluster.nodes.count()
+
+
+@pytest.mark.usefixtures("sample")
+def test_the_listing_is_never_given_to_those_who_read_part_of_the_tree(
     client: Client,
 ) -> None:
     admin = Client()
