@@ -78,9 +78,12 @@ def test_a_store_whose_listing_cannot_be_asked_for_stays_stored(
     django_capture_on_commit_callbacks: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     broker_down = mock.patch("trees.tasks.tree_listing.delay", side_effect=OSError("refused"))
-    with broker_down, caplog.at_level(logging.ERROR):
-        with django_capture_on_commit_callbacks(execute=True):
-            cluster = _import(TREE)
+    with (
+        broker_down,
+        caplog.at_level(logging.ERROR),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        cluster = _import(TREE)
     assert cluster.nodes.count() == 6
     assert cluster.listed_at is None
     assert "refused" in caplog.text

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from accounting.models import Cycle, NodeHistory
 from tests.trees.views.conftest import login, node
-from trees.models import Cluster, ListedNode, Membership, Node, Role
+from trees.models import Cluster, Membership, Node, Role
 from trees.selectors import pbs_state_get
 from trees.services import resource_group_import
 
