@@ -155,6 +155,11 @@ class Cluster(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def listing_current(self) -> bool:
+        """Whether the listing holds the tree as last stored (tree.json may read it)."""
+        return self.listed_at is not None and self.listed_at == self.metrics_updated_at
+
     def clean(self) -> None:
         """A usage formula that does not parse is refused here, with where it goes wrong."""
         try:

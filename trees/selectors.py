@@ -354,7 +354,7 @@ def listed_documents_get(*, cluster: Cluster, top: int | None, levels: int) -> l
     """What subtree_get finds, as tree.json documents for whole-tree readers (JSON texts, from
     the cluster's listing); None when the listing is not of the tree as stored (its task has
     not run since the last store) or has no node `top` (default: the root). Two queries."""
-    if cluster.listed_at is None or cluster.listed_at != cluster.metrics_updated_at:
+    if not cluster.listing_current:
         return None
     listed = ListedNode.objects.filter(cluster=cluster)
     listed = listed.filter(node_id=top) if top is not None else listed.filter(place=0)
@@ -662,12 +662,24 @@ def entity_ranking_get(*, cluster: Cluster) -> EntityRanking:
 def pbs_tree_get(*, cluster: Cluster) -> PbsTree:
     """The tree pbsfs reads for the cluster, in memory, for answers that are not stored."""
     state = pbs_state_get(cluster=cluster)
+    return pbs_tree_of(cluster, state.groups, state.database)
+
+
+def pbs_tree_of(cluster: Cluster, groups: Sequence[GroupDef], database: UsageDatabase) -> PbsTree:
+    """The tree pbsfs would read for the cluster from these entries and usage database."""
     return PbsTree.build(
-        state.groups,
-        state.database.records,
+        groups,
+        database.records,
         unknown_shares=cluster.unknown_shares,
-        last_decay=state.database.last_decay,
+        last_decay=database.last_decay,
     )
+
+
+def pbs_edit_applied(state: PbsState, edits: Sequence[ChildEdit]) -> EditedTree:
+    """An admin's edit applied to the stored entries; the entities with usage are the names a
+    rename may not take."""
+    usage_names = {record.name for record in state.database.records}
+    return edit_tree(state.groups, edits, usage_names=usage_names)
 
 
 def resource_group_text_get(*, cluster: Cluster, now: datetime) -> str:
@@ -696,18 +708,11 @@ class TreeEditPreview:
 
 def tree_edit_preview_get(*, cluster: Cluster, edits: Sequence[ChildEdit]) -> TreeEditPreview:
     state = pbs_state_get(cluster=cluster)
-    records = state.database.records
-    edited = edit_tree(state.groups, edits, usage_names={record.name for record in records})
+    edited = pbs_edit_applied(state, edits)
     if edited.problems:
         return TreeEditPreview(tree_version(state.groups), edited, [], 0)
     before, after = (
-        PbsTree.build(
-            groups,
-            records,
-            unknown_shares=cluster.unknown_shares,
-            last_decay=state.database.last_decay,
-        )
-        for groups in (state.groups, edited.groups)
+        pbs_tree_of(cluster, groups, state.database) for groups in (state.groups, edited.groups)
     )
     removed = Membership.objects.filter(node__cluster=cluster, node__name__in=edited.removed)
     return TreeEditPreview(

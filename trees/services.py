@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from trees.bulk import rows_insert, rows_update
-from trees.engine.edit import ChildEdit, EditProblem, edit_tree, tree_version
+from trees.engine.edit import ChildEdit, EditProblem, tree_version
 from trees.engine.fairtree import (
     NO_VAL,
     USE_PARENT,
@@ -68,7 +68,9 @@ from trees.selectors import (
     StoredNode,
     epoch_seconds,
     from_epoch_seconds,
+    pbs_edit_applied,
     pbs_state_get,
+    pbs_tree_of,
     share_changes_get,
     slurm_state_get,
     tree_get,
@@ -192,7 +194,8 @@ def tree_edit(
     the changes since (TreeChanged): two admins never overwrite each other unawares. Renamed
     nodes keep their rows (history, memberships); usage stays with names, as PBS keeps it.
     """
-    if not reason.strip():
+    reason = reason.strip()
+    if not reason:
         raise ValidationError({"reason": "a reason is required"})
     with transaction.atomic():
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
@@ -200,40 +203,33 @@ def tree_edit(
         if tree_version(state.groups) != version:
             since = share_changes_get(cluster=cluster, since=opened_at)
             raise TreeChanged(list(since.order_by("changed_at", "id")))
-        records = state.database.records
-        edited = edit_tree(state.groups, edits, usage_names={record.name for record in records})
+        edited = pbs_edit_applied(state, edits)
         if edited.problems:
             raise EditRefused(edited.problems)
         stored = _rows_renamed(state.nodes, edited.renamed)
+        old_names = {new: old for old, new in edited.renamed.items()}
         now = timezone.now()
-        moves = []
+        moves = []  # renames and moves: one audit row each, which says it all
         for group in edited.groups:
-            old_name = next((old for old, new in edited.renamed.items() if new == group.name), "")
-            moved = edited.moved.get(group.name, ("", ""))
-            old_parent, new_parent = (resource_group_parent(name) for name in moved)
+            old_name = old_names.get(group.name, "")
+            old_parent, new_parent = (
+                resource_group_parent(name) for name in edited.moved.get(group.name, ("", ""))
+            )
             if old_name or new_parent:
                 row = stored[group.name]
-                moves.append(
-                    ShareChange(
-                        cluster=cluster,
-                        node_id=row[0],
-                        node_name=group.name,
-                        changed_by=user,
-                        changed_at=now,
-                        old_shares=row[2 + STORED_FIELDS.index("shares")],
-                        new_shares=group.shares,
-                        old_name=old_name,
-                        old_parent=old_parent,
-                        new_parent=new_parent,
-                        reason=reason.strip(),
-                    )
+                old_shares = row[2 + STORED_FIELDS.index("shares")]
+                change = _share_change(
+                    cluster, row[0], old_shares, group.shares, now, reason, user, group.name
                 )
+                change.old_name = old_name
+                change.old_parent, change.new_parent = old_parent, new_parent
+                moves.append(change)
         summary = _pbs_store(
             cluster,
             stored=stored,
             groups=edited.groups,
             database=state.database,
-            reason=reason.strip(),
+            reason=reason,
             user=user,
             skip_audit={change.node_name for change in moves},
         )
@@ -452,12 +448,7 @@ def _pbs_store(
     same lock (a cycle stores every node of trees of 100,000: they are read once). Nodes in
     `skip_audit` get no audit row of their shares here: their caller writes one that says more.
     """
-    pbs = PbsTree.build(
-        groups,
-        database.records,
-        unknown_shares=cluster.unknown_shares,
-        last_decay=database.last_decay,
-    )
+    pbs = pbs_tree_of(cluster, groups, database)
     metrics = compute(pbs)
     position = {group.name: index for index, group in enumerate(groups, start=1)}
     # (place in the database, value); a name's last record is the one PBS keeps.
@@ -574,7 +565,7 @@ def tree_listing_write(*, cluster_id: int) -> bool:
     with transaction.atomic():
         # Locked, as stores lock it: the revision read is the one of the nodes read below.
         cluster = Cluster.objects.select_for_update().get(pk=cluster_id)
-        if cluster.listed_at is not None and cluster.listed_at == cluster.metrics_updated_at:
+        if cluster.listing_current:
             return False
         nodes = tree_get(cluster=cluster)
         children = Counter(item.node.parent_id for item in nodes)

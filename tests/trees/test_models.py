@@ -1,4 +1,4 @@
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import IntegrityError, transaction
@@ -75,3 +75,12 @@ def test_a_share_change_needs_a_reason(cluster: Cluster) -> None:
         ShareChange.objects.create(
             cluster=cluster, node_name="a", changed_at="2026-01-01T00:00Z", new_shares=1
         )
+
+
+def test_the_listing_is_current_only_for_the_tree_as_last_stored() -> None:
+    stored = datetime(2026, 11, 24, 5, 0, tzinfo=UTC)
+    assert not Cluster(name="new").listing_current  # never stored, never listed
+    assert not Cluster(name="c", metrics_updated_at=stored).listing_current
+    assert Cluster(name="c", metrics_updated_at=stored, listed_at=stored).listing_current
+    later = stored + timedelta(minutes=10)
+    assert not Cluster(name="c", metrics_updated_at=later, listed_at=stored).listing_current
