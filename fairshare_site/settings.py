@@ -6,10 +6,12 @@ in-process. `DATABASE_URL` switches to PostgreSQL and `CELERY_BROKER_URL` to a r
 """
 
 import importlib.util
+from datetime import timedelta
 from pathlib import Path
 
 import django_stubs_ext
 import environ
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 django_stubs_ext.monkeypatch()  # lets ModelAdmin[Model] and friends be subscripted at run time
@@ -37,6 +39,8 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "csp",
+    "axes",
     "trees",
     "accounting",
 ]
@@ -47,6 +51,9 @@ REMOTE_USER_LOGIN = env.bool("REMOTE_USER_LOGIN", default=False)
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Above whitenoise, so that static files carry the policies too.
+    "csp.middleware.CSPMiddleware",
+    "django_permissions_policy.PermissionsPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -59,9 +66,43 @@ MIDDLEWARE = [
     ),
     # Anonymous people see the login page and nothing else.
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "fairshare_site.middleware.PrivateAnswersMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "fairshare_site.middleware.BadRequestMiddleware",
+    # Last, as django-axes asks: it answers the login attempts its backend refused.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Scripts only from the site itself: no inline script, no eval. The plotly.js bundle we serve
+# (the plotly wheel's plotly.min.js) needs no 'unsafe-eval' for the traces we draw (icicle,
+# scatter, bar): its Function() and eval() calls sit in fallbacks modern browsers never take
+# (globalThis, Function.prototype.bind) and in the map traces' worker loader. Styles allow
+# 'unsafe-inline' because plotly.js sets style attributes and injects its own <style> rules as
+# it draws; styles cannot run script.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:", "blob:"],
+        "connect-src": [SELF],
+        "font-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+# No page needs the browser's powerful features: refuse them to every frame and script.
+PERMISSIONS_POLICY: dict[str, list[str]] = {
+    feature: []
+    for feature in (
+        "accelerometer", "camera", "display-capture", "geolocation", "gyroscope",
+        "magnetometer", "microphone", "midi", "payment", "usb", "serial", "bluetooth",
+        "browsing-topics", "interest-cohort",
+    )
+}  # fmt: skip
 
 ROOT_URLCONF = "fairshare_site.urls"
 
@@ -89,7 +130,11 @@ DATABASES = {
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Imports and cycles run beside the web server; wait for the writer instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # IMMEDIATE: a transaction takes the write lock when it begins, so two writers queue (a
+    # deferred one that read first fails with "database is locked" when it comes to write).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -100,10 +145,37 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# SSO logins (REMOTE_USER) come first: the web server has checked them, and they never reach
+# django-axes, which throttles only the password logins that follow it.
 AUTHENTICATION_BACKENDS = [
     *(["django.contrib.auth.backends.RemoteUserBackend"] if REMOTE_USER_LOGIN else []),
+    "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
+# Login throttling (django-axes): after LOGIN_FAILURE_LIMIT failed logins for one user name, or
+# from one address, within LOGIN_LOCKOUT_MINUTES, further attempts get 429 for that long; each
+# lockout is logged (logger "axes"). Addresses are the peer's, unless TRUSTED_PROXIES says how
+# many proxies in front of the site append to X-Forwarded-For (a spoofable header otherwise).
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_TEMPLATE = "429.html"
+AXES_RESET_ON_SUCCESS = True
+# Attempts during a lockout do not lengthen it.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+TRUSTED_PROXIES = env.int("TRUSTED_PROXIES", default=0)
+AXES_IPWARE_PROXY_COUNT = TRUSTED_PROXIES or None
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR") if TRUSTED_PROXIES else ("REMOTE_ADDR",)
+)
+
+# Password reset mails a link: it is offered only when a mail server is set (EMAIL_URL, e.g.
+# smtp+tls://user:password@mail.example.org:587); without one it would fail silently.
+PASSWORD_RESET = bool(env.str("EMAIL_URL", default=""))
+if PASSWORD_RESET:
+    vars().update(env.email_url("EMAIL_URL"))
+    DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="webmaster@localhost")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"

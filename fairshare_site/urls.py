@@ -1,9 +1,38 @@
+from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth import urls as auth_urls
+from django.contrib.auth.views import LoginView
 from django.urls import include, path
+
+# Password reset sends mail: offered (its link and its pages) only when a mail server is set.
+PASSWORD_RESET_VIEWS = {
+    "password_reset",
+    "password_reset_done",
+    "password_reset_confirm",
+    "password_reset_complete",
+}
+account_urls = [
+    path(
+        "login/",
+        LoginView.as_view(extra_context={"password_reset": settings.PASSWORD_RESET}),
+        name="login",
+    ),
+    *(
+        pattern
+        for pattern in auth_urls.urlpatterns
+        if getattr(pattern, "name", None) != "login"
+        and (settings.PASSWORD_RESET or getattr(pattern, "name", None) not in PASSWORD_RESET_VIEWS)
+    ),
+]
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("accounts/", include("django.contrib.auth.urls")),
+    path("accounts/", include(account_urls)),
     path("", include("trees.urls")),
     path("", include("accounting.urls")),
 ]
+
+handler400 = "fairshare_site.errors.bad_request"
+handler403 = "fairshare_site.errors.permission_denied"
+handler404 = "fairshare_site.errors.page_not_found"
+handler500 = "fairshare_site.errors.server_error"

@@ -1,27 +1,47 @@
-from django.urls import path
+from django.urls import path, register_converter
 
 from trees.views import compare, edit, standing, tree, trends
+from trees.views.parameters import MAX_ID
+
+
+class RowId:
+    """A row id in a path: an id beyond what the database holds matches nothing (404), where
+    Django's `int` would hand it to the database (an OverflowError, a 500)."""
+
+    regex = "[0-9]{1,19}"
+
+    def to_python(self, value: str) -> int:
+        number = int(value)
+        if number > MAX_ID:
+            raise ValueError(value)
+        return number
+
+    def to_url(self, value: int) -> str:
+        return str(value)
+
+
+register_converter(RowId, "id")
 
 app_name = "trees"
 urlpatterns = [
     path("", tree.index, name="index"),
     path("clusters/<slug:name>/", tree.cluster_overview, name="cluster"),
     path("clusters/<slug:name>/tree.json", tree.tree_json, name="tree-json"),
-    path("clusters/<slug:name>/nodes/<int:node_id>/", tree.node_page, name="node"),
+    path("clusters/<slug:name>/nodes/<id:node_id>/", tree.node_page, name="node"),
     path(
-        "clusters/<slug:name>/nodes/<int:node_id>/history.json",
+        "clusters/<slug:name>/nodes/<id:node_id>/history.json",
         tree.node_history_json,
         name="node-history",
     ),
     path("me/", standing.my_standing, name="me"),
     path("clusters/<slug:name>/compare/", compare.compare_page, name="compare"),
     path(
-        "clusters/<slug:name>/nodes/<int:node_id>/recovery.json",
+        "clusters/<slug:name>/nodes/<id:node_id>/recovery.json",
         tree.node_recovery_json,
         name="node-recovery",
     ),
     path("clusters/<slug:name>/trends/", trends.trends_page, name="trends"),
-    path("clusters/<slug:name>/nodes/<int:node_id>/edit/", edit.node_edit, name="node-edit"),
+    path("clusters/<slug:name>/nodes/<id:node_id>/edit/", edit.node_edit, name="node-edit"),
     path("clusters/<slug:name>/audit/", edit.audit_page, name="audit"),
     path(
         "clusters/<slug:name>/resource_group",

@@ -15,7 +15,7 @@ from django.contrib import messages
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import EmptyPage, Paginator
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
@@ -33,7 +33,7 @@ from trees.selectors import (
     tree_version_get,
 )
 from trees.services import EditRefused, TreeChanged, tree_edit
-from trees.views.parameters import int_parameter
+from trees.views.parameters import BadParameter, id_parameter, int_parameter, text_parameter
 
 PREFIX = "child"
 AUDIT_PAGE = 100
@@ -59,7 +59,8 @@ def node_edit(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
     form = EditForm(request.POST)
     if not (formset.is_valid() and form.is_valid()):
         if not form.is_valid():  # the hidden fields: not a form this page wrote
-            return HttpResponseBadRequest(f"the edit form is incomplete: {form.errors.as_text()}")
+            fields = ", ".join(sorted(form.errors))
+            raise BadParameter(fields, "missing or malformed: not a form the edit page wrote")
         return _page(request, cluster, node, _Forms(formset, form))
     rows = [child for child in formset if not child.blank()]
     edits = [child.edit() for child in rows]
@@ -114,16 +115,10 @@ def audit_page(request: HttpRequest, name: str) -> HttpResponse:
     cluster = get_object_or_404(Cluster, name=name)
     if not request.user.is_staff:
         raise PermissionDenied("the audit trail is for admins")
-    text = request.GET.get("q", "").strip()
-    if len(text) > MAX_NAME:
-        return HttpResponseBadRequest(f"q must be at most {MAX_NAME} characters of a name")
-    node_id = int_parameter(request, "node", 0, 1, None)
-    if isinstance(node_id, HttpResponse):
-        return node_id
+    text = text_parameter(request, "q", max_length=MAX_NAME) or ""
+    node_id = id_parameter(request, "node")
     around = get_object_or_404(Node, pk=node_id, cluster=cluster) if node_id else None
     number = int_parameter(request, "page", 1, 1, None)
-    if isinstance(number, HttpResponse):
-        return number
     changes = share_changes_get(cluster=cluster, name=text, around=around)
     pages = Paginator(changes, AUDIT_PAGE)
     try:

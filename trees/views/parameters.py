@@ -1,18 +1,79 @@
-"""Query parameters read the one way: a malformed value becomes a 400 that names it."""
+"""Query parameters read the one way: a malformed value raises BadParameter, which the site's
+error middleware (fairshare_site/errors.py) answers as a 400 naming the parameter, escaped in
+the site's 400 page or as JSON; the value itself is never part of the message."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+import re
+from collections.abc import Sequence
+
+from django.core.exceptions import BadRequest
+from django.http import Http404, HttpRequest
+
+# The largest primary key the databases hold (a signed 64-bit integer): a larger id names
+# nothing, as a missing row does.
+MAX_ID = 2**63 - 1
+_WHOLE_NUMBER = re.compile(r"[0-9]{1,30}")  # ASCII digits only: str.isdigit() takes `²`
 
 
-def int_parameter(
-    request: HttpRequest, name: str, default: int, low: int, high: int | None
-) -> int | HttpResponse:
-    """The whole number `name` of the query string, `default` when absent; else the 400."""
+class BadParameter(BadRequest):
+    """A query parameter that is not what the view reads; `message` says what it must be."""
+
+    def __init__(self, parameter: str, message: str) -> None:
+        super().__init__(f"{parameter} {message}")
+        self.parameter = parameter
+        self.message = message
+
+
+def int_parameter(request: HttpRequest, name: str, default: int, low: int, high: int | None) -> int:
+    """The whole number `name` of the query string, `default` when absent."""
     text = request.GET.get(name)
     if text is None:
         return default
-    if not text.isdigit() or int(text) < low or (high is not None and int(text) > high):
-        bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
-        return HttpResponseBadRequest(f"{name} must be a whole number {bounds}, not {text!r}")
-    return int(text)
+    bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+    number = _whole_number(text)
+    if number is None or number < low or (high is not None and number > high):
+        raise BadParameter(name, f"must be a whole number {bounds}")
+    return number
+
+
+def id_parameter(request: HttpRequest, name: str) -> int | None:
+    """The row id `name` of the query string (a positive whole number), None when absent; an
+    id too large for the database names no row: 404, as a missing one."""
+    text = request.GET.get(name)
+    if text is None:
+        return None
+    number = _whole_number(text)
+    if number is None or number < 1:
+        raise BadParameter(name, "must be an id, a whole number from 1")
+    if number > MAX_ID:
+        raise Http404(f"no such {name}")
+    return number
+
+
+def choice_parameter(request: HttpRequest, name: str, default: str, choices: Sequence[str]) -> str:
+    text = request.GET.get(name)
+    if text is None:
+        return default
+    if text not in choices:
+        raise BadParameter(name, f"must be one of {', '.join(choices)}")
+    return text
+
+
+def text_parameter(
+    request: HttpRequest, name: str, *, max_length: int, required: bool = False
+) -> str | None:
+    """The text `name` of the query string, stripped; None when absent. `required`: when
+    given it must not be blank."""
+    text = request.GET.get(name)
+    if text is None:
+        return None
+    text = text.strip()
+    if len(text) > max_length or (required and not text) or "\x00" in text:
+        least = 1 if required else 0
+        raise BadParameter(name, f"must be {least} to {max_length} characters of a name")
+    return text
+
+
+def _whole_number(text: str) -> int | None:
+    return int(text) if _WHOLE_NUMBER.fullmatch(text) else None

@@ -5,12 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.contrib.auth.decorators import login_not_required
-from django.http import (
-    Http404,
-    HttpRequest,
-    HttpResponse,
-    HttpResponseBadRequest,
-)
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
@@ -32,7 +27,12 @@ from trees.selectors import (
 )
 from trees.serializers import json_number, tree_json_document
 from trees.views.documents import document_response, listing_response
-from trees.views.parameters import int_parameter
+from trees.views.parameters import (
+    choice_parameter,
+    id_parameter,
+    int_parameter,
+    text_parameter,
+)
 
 HISTORY_RANGES = {"7d": timedelta(days=7), "30d": timedelta(days=30), "1y": timedelta(days=365)}
 MAX_LEVELS = 3
@@ -76,20 +76,11 @@ def tree_json(request: HttpRequest, name: str) -> HttpResponse:
     see them, each with its number of children, to open on demand."""
     cluster = get_object_or_404(Cluster, name=name)
     access = access_get(user=request.user, cluster=cluster)
-    text = request.GET.get("q")
+    text = text_parameter(request, "q", max_length=MAX_NAME, required=True)
     top_id = levels = 0
-    if text is not None:
-        text = text.strip()
-        if not text or len(text) > MAX_NAME:
-            return HttpResponseBadRequest(f"q must be 1 to {MAX_NAME} characters of a name")
-    else:
-        asked_levels = int_parameter(request, "levels", 2, 1, MAX_LEVELS)
-        if isinstance(asked_levels, HttpResponse):
-            return asked_levels
-        asked_top = int_parameter(request, "node", 0, 0, None)
-        if isinstance(asked_top, HttpResponse):
-            return asked_top
-        levels, top_id = asked_levels, asked_top
+    if text is None:
+        levels = int_parameter(request, "levels", 2, 1, MAX_LEVELS)
+        top_id = id_parameter(request, "node") or 0
     if access.whole_tree and text is None:  # the listing of the tree as stored
         listed = listed_documents_get(cluster=cluster, top=top_id or None, levels=levels)
         if listed is not None:
@@ -175,9 +166,7 @@ def node_history_json(request: HttpRequest, name: str, node_id: int) -> HttpResp
     nearby = {step.name for step in path} | set(
         Node.objects.filter(parent_id=node.parent_id).values_list("name", flat=True)
     )
-    span = request.GET.get("range", "30d")
-    if span != "all" and span not in HISTORY_RANGES:
-        return HttpResponseBadRequest(f"range must be one of 7d, 30d, 1y, all; not {span!r}")
+    span = choice_parameter(request, "range", "30d", [*HISTORY_RANGES, "all"])
     since = None if span == "all" else timezone.now() - HISTORY_RANGES[span]
     points = node_history_get(node=node, since=since)
     events = history_events_get(cluster=cluster, since=since)

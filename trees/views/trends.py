@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
@@ -14,7 +14,7 @@ from trees.access import access_get
 from trees.explanations import EXPLANATIONS
 from trees.models import Cluster, Node
 from trees.selectors import node_path_get
-from trees.views.parameters import int_parameter
+from trees.views.parameters import choice_parameter, id_parameter
 from trees.views.tree import HISTORY_RANGES
 
 
@@ -24,9 +24,7 @@ def trends_page(request: HttpRequest, name: str) -> HttpResponse:
     `format=csv` for the same figures as a file."""
     cluster = get_object_or_404(Cluster, name=name)
     access = access_get(user=request.user, cluster=cluster)
-    node_id = int_parameter(request, "node", 0, 0, None)
-    if isinstance(node_id, HttpResponse):
-        return node_id
+    node_id = id_parameter(request, "node")
     if node_id:
         node = get_object_or_404(Node, pk=node_id, cluster=cluster)
     else:
@@ -38,9 +36,7 @@ def trends_page(request: HttpRequest, name: str) -> HttpResponse:
         if access.sees(ids):
             raise PermissionDenied("trends are for the managers of this part of the tree")
         raise Http404("no such node")
-    span = request.GET.get("range", "30d")
-    if span != "all" and span not in HISTORY_RANGES:
-        return HttpResponseBadRequest(f"range must be one of 7d, 30d, 1y, all; not {span!r}")
+    span = choice_parameter(request, "range", "30d", [*HISTORY_RANGES, "all"])
     since = None if span == "all" else timezone.now() - HISTORY_RANGES[span]
     trends = trends_get(node=node, since=since)
     if request.GET.get("format") == "csv":

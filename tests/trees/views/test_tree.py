@@ -187,22 +187,31 @@ def test_the_tree_json_finds_nodes_by_name_with_their_path(client: Client) -> No
     ]
 
 
+LEVELS = {"error": "levels must be a whole number from 1 to 3", "parameter": "levels"}
+NODE = {"error": "node must be an id, a whole number from 1", "parameter": "node"}
+Q = {"error": "q must be 1 to 255 characters of a name", "parameter": "q"}
+
+
 @pytest.mark.usefixtures("sample")
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ("levels=9", "levels must be a whole number from 1 to 3, not '9'"),
-        ("levels=x", "levels must be a whole number from 1 to 3, not 'x'"),
-        ("node=-1", "node must be a whole number at least 0, not '-1'"),
-        ("q=", "q must be 1 to 255 characters of a name"),
+        ("levels=9", LEVELS),
+        ("levels=x", LEVELS),
+        ("levels=%C2%B2", LEVELS),  # `²`, which str.isdigit() takes
+        ("node=-1", NODE),
+        ("node=%C2%B9", NODE),
+        ("q=", Q),
+        ("q=a%00b", Q),
     ],
 )
-def test_malformed_tree_queries_are_told_what_is_wrong(
-    client: Client, query: str, message: str
+def test_malformed_tree_queries_are_told_what_is_wrong_in_json(
+    client: Client, query: str, message: dict[str, str]
 ) -> None:
     login(client, "ann")
     response = client.get(f"/clusters/forum/tree.json?{query}")
-    assert (response.status_code, response.content.decode()) == (400, message)
+    assert (response.status_code, response["Content-Type"]) == (400, "application/json")
+    assert json.loads(response.content) == message
 
 
 @pytest.mark.usefixtures("sample")
@@ -266,7 +275,7 @@ def test_the_history_json_holds_the_cycles_in_range_and_the_events(client: Clien
     bad = client.get(url + "?range=2w")
     assert (bad.status_code, bad.content.decode()) == (
         400,
-        "range must be one of 7d, 30d, 1y, all; not '2w'",
+        '{"error": "range must be one of 7d, 30d, 1y, all", "parameter": "range"}',
     )
 
 

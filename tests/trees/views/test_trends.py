@@ -101,7 +101,10 @@ def test_who_may_open_trends(client: Client) -> None:
 def test_bad_parameters(client: Client) -> None:
     carol(client)
     assert client.get("/clusters/hpc/trends/", {"range": "2w"}).status_code == 400
-    assert b"range must be one of" in client.get("/clusters/hpc/trends/", {"range": "2w"}).content
+    assert (
+        b"range must be one of 7d, 30d, 1y, all"
+        in client.get("/clusters/hpc/trends/", {"range": "2w"}).content
+    )
     assert client.get("/clusters/hpc/trends/", {"node": "x"}).status_code == 400
     assert client.get("/clusters/hpc/trends/", {"node": "999999"}).status_code == 404
     assert client.get("/clusters/nowhere/trends/").status_code == 404

@@ -1,0 +1,55 @@
+"""How the site answers what went wrong: in its own frame for pages, as JSON for JSON answers,
+and never with what the person typed unescaped (a reflected script otherwise runs in the
+browser of whoever follows a crafted link)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views import defaults
+from django.views.decorators.csrf import requires_csrf_token
+
+GENERIC_400 = "The request could not be read."
+
+
+def answers_json(request: HttpRequest) -> bool:
+    """Whether the address is one of the JSON answers (`*.json`, the API) rather than a page."""
+    path = request.path_info
+    return path.endswith(".json") or path.startswith("/api/")
+
+
+def error_response(request: HttpRequest, status: int, message: str, **extra: Any) -> HttpResponse:
+    """`{"error": message, ...}` for JSON answers; else the site's page for the status, where
+    the template escapes the message."""
+    if answers_json(request):
+        return JsonResponse({"error": message, **extra}, status=status)
+    context = {"message": message, **extra}
+    return render(request, f"{status}.html", context, status=status)
+
+
+@requires_csrf_token
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Other 400s (a request Django itself refused: a bad host, a body over the limits); their
+    messages may hold what was sent, so only a plain sentence is shown."""
+    return error_response(request, 400, GENERIC_400)
+
+
+@requires_csrf_token
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return error_response(request, 404, "There is no such page, or it is not one you can see.")
+
+
+@requires_csrf_token
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The reason is the view's own sentence (never the request's content)."""
+    return error_response(request, 403, str(exception) or "This page is not for you.")
+
+
+@requires_csrf_token
+def server_error(request: HttpRequest) -> HttpResponse:
+    """The page without the request's context (that may be what failed); JSON for JSON."""
+    if answers_json(request):
+        return JsonResponse({"error": "the server failed to answer; see its log"}, status=500)
+    return defaults.server_error(request)

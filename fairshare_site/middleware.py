@@ -1,0 +1,61 @@
+"""The site's own middleware: what Django and the packages in settings do not already do."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.core.exceptions import BadRequest
+from django.http import HttpRequest, HttpResponse
+from django.utils.cache import patch_cache_control
+
+from fairshare_site.errors import GENERIC_400, error_response
+
+GetResponse = Callable[[HttpRequest], HttpResponse]
+
+
+class BadRequestMiddleware:
+    """A BadRequest raised by a view (BadParameter among them) becomes a 400 naming what was
+    wrong, escaped in the site's page or as JSON, in DEBUG too (where Django would show its
+    technical page, and HTML to a JSON reader)."""
+
+    def __init__(self, get_response: GetResponse) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, BadRequest):
+            return None
+        parameter = getattr(exception, "parameter", None)
+        message = str(exception) or GENERIC_400
+        if parameter is None:
+            return error_response(request, 400, message)
+        return error_response(request, 400, message, parameter=parameter)
+
+
+class PrivateAnswersMiddleware:
+    """`Cache-Control: private, no-store` on every answer that needs a login, or is given to a
+    logged-in person: standings and usage must not stay in a shared proxy or the browser's
+    cache after logging out."""
+
+    def __init__(self, get_response: GetResponse) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        if getattr(request, "login_required", True) or (user and user.is_authenticated):
+            patch_cache_control(response, private=True, no_store=True)
+        return response
+
+    def process_view(
+        self,
+        request: HttpRequest,
+        view_func: Callable[..., Any],
+        view_args: Any,
+        view_kwargs: Any,
+    ) -> None:
+        # As LoginRequiredMiddleware reads it: views are behind the login unless marked.
+        request.login_required = getattr(view_func, "login_required", True)  # type: ignore[attr-defined]
