@@ -1,8 +1,12 @@
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import urls as auth_urls
+from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.views import LoginView
+from django.templatetags.static import static
 from django.urls import include, path
+from django.utils.functional import lazy
+from django.views.generic import RedirectView
 
 # Password reset sends mail: offered (its link and its pages) only when a mail server is set.
 PASSWORD_RESET_VIEWS = {
@@ -27,6 +31,14 @@ account_urls = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Browsers ask for it wherever no page names an icon (a JSON answer opened directly).
+    path(
+        "favicon.ico",
+        login_not_required(
+            RedirectView.as_view(url=lazy(static, str)("favicon.svg"), permanent=True)
+        ),
+        name="favicon",
+    ),
     path("accounts/", include(account_urls)),
     path("", include("trees.urls")),
     path("", include("accounting.urls")),

@@ -27,6 +27,7 @@ ANYONE = (200, 200, 200, 200, 200)
 ADMINS = (302, 403, 403, 403, 200)
 MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
     "trees:healthz": ("/healthz", ANYONE, ANYONE),
+    "favicon": ("/favicon.ico", (301,) * 5, (301,) * 5),
     "trees:index": ("/", OPEN, OPEN),
     "trees:cluster": ("/clusters/hpc/", OPEN, OPEN),
     "trees:tree-json": ("/clusters/hpc/tree.json", OPEN, OPEN),
