@@ -78,8 +78,8 @@ MIDDLEWARE = [
 # (the plotly wheel's plotly.min.js) needs no 'unsafe-eval' for the traces we draw (icicle,
 # scatter, bar): its Function() and eval() calls sit in fallbacks modern browsers never take
 # (globalThis, Function.prototype.bind) and in the map traces' worker loader. Styles allow
-# 'unsafe-inline' because plotly.js sets style attributes and injects its own <style> rules as
-# it draws; styles cannot run script.
+# 'unsafe-inline': plotly.js injects <style> rules and style attributes as it draws (with
+# style-src 'self' alone Chromium blocks them and the icicle does not draw); styles run no script.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
