@@ -29,7 +29,12 @@ def compare_page(request: HttpRequest, name: str) -> HttpResponse:
         return render(request, "trees/compare.html", context)
     access = access_get(user=request.user, cluster=cluster)
     for parameter, label in (("a", a), ("b", b)):
-        if not label or len(label) > MAX_NAME or not _reads(cluster, access, label):
+        if (
+            not label
+            or len(label) > MAX_NAME
+            or "\x00" in label
+            or not _reads(cluster, access, label)
+        ):
             context["error"] = (
                 f"{parameter}: no entity or group {label!r} that you may read on {cluster.name}"
             )

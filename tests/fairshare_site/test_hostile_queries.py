@@ -1,0 +1,46 @@
+"""Every page and JSON answer of the site, given hostile values for every parameter the site
+reads: a 4xx or a 200, never a 500 (on SQLite and on PostgreSQL, which refuses NUL)."""
+
+import pytest
+from django.test import Client
+
+from tests.trees.views.conftest import login, node
+from tests.trees.views.test_permissions import MATRIX
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
+
+PARAMETERS = ("node", "levels", "q", "range", "page", "a", "b", "format")
+HOSTILE = (
+    "<img src=x onerror=alert(1)>",
+    "²",
+    "٣",
+    "-1",
+    "0",
+    "9223372036854775808",
+    "9" * 400,
+    "a\x00b",
+    "\x00",
+    "%",
+    "' OR 1=1 --",
+    "x" * 5000,
+)
+RAW = "%ED%A0%80%FF"  # not UTF-8: a lone surrogate, a stray byte
+
+
+@pytest.mark.parametrize("name", sorted(MATRIX))
+def test_no_hostile_value_gives_a_500(client: Client, name: str) -> None:
+    login(client, "alice-admin", staff=True)
+    path = MATRIX[name][0].format(
+        mine=node("hpc", "cond-matter").pk, theirs=node("hpc", "gravwaves").pk
+    )
+    base, _, fixed = path.partition("?")
+    for parameter in PARAMETERS:
+        for value in HOSTILE:
+            query = {parameter: value}
+            if fixed:
+                query |= dict(part.split("=", 1) for part in fixed.split("&") if part)
+                query[parameter] = value
+            status = client.get(base, query).status_code
+            assert status < 500, (path, parameter, value)
+        raw = f"{path}{'&' if fixed else '?'}{parameter}={RAW}"
+        assert client.get(raw).status_code < 500, raw
