@@ -159,6 +159,8 @@ class HistoryEvent:
     kind: str  # "decay" or "shares"
     text: str
     node_name: str = ""  # the node whose shares changed
+    node_id: int | None = None  # None once the node is removed
+    mentions: tuple[str, ...] = ()  # the other nodes the text names (where it moved)
 
 
 def history_events_get(
@@ -186,7 +188,12 @@ def history_events_get(
         events = _decay_events(cluster, since, until)
     for change in changes:
         text = f"{change.node_name}: {change.what()} ({change.reason})"
-        events.append(HistoryEvent(change.changed_at, "shares", text, change.node_name))
+        mentions = tuple(name for name in (change.old_parent, change.new_parent) if name)
+        events.append(
+            HistoryEvent(
+                change.changed_at, "shares", text, change.node_name, change.node_id, mentions
+            )
+        )
     return sorted(events, key=lambda event: event.at)
 
 

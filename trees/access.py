@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AnonymousUser, User
 
 from trees.models import Cluster, Membership, Node, NodeKind, Person, Role
-from trees.selectors import ancestor_ids_get
+from trees.selectors import ancestor_ids_get, descendant_ids_get
 
 
 @dataclass(frozen=True)
@@ -74,3 +74,13 @@ def access_get(*, user: User | AnonymousUser, cluster: Cluster) -> Access:
     whole_tree = admin or not cluster.private_usage
     on_path = frozenset() if whole_tree else ancestor_ids_get(subtrees | own)
     return Access(admin, whole_tree, subtrees, managed, own, on_path)
+
+
+def visible_ids_get(*, access: Access) -> frozenset[int] | None:
+    """Every node the person sees (`Access.sees`), for lookups by name that must not tell a
+    hidden node from one that does not exist; None when they see the whole tree."""
+    if access.whole_tree:
+        return None
+    read = access.subtrees | descendant_ids_get(access.subtrees) | access.own
+    beside = Node.objects.filter(parent_id__in=access.on_path).values_list("id", flat=True)
+    return frozenset(read | access.on_path | set(beside))

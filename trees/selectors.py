@@ -265,12 +265,21 @@ def _with_child_counts(
 MATCHES_SHOWN = 50
 
 
-def nodes_named_get(*, cluster: Cluster, text: str, limit: int = MATCHES_SHOWN) -> Subtree:
+def nodes_named_get(
+    *,
+    cluster: Cluster,
+    text: str,
+    among: frozenset[int] | None = None,
+    limit: int = MATCHES_SHOWN,
+) -> Subtree:
     """The nodes whose name contains `text` (case aside; the first `limit` by name), with
-    every ancestor, from the root (one query a level)."""
-    matches = _node_values(
-        Node.objects.filter(cluster=cluster, name__icontains=text).order_by("name", "id")[:limit]
-    )
+    every ancestor, from the root (one query a level). `among`: the only nodes that may match
+    (what a reader of part of the tree sees), so that a hidden node answers as a name that
+    does not exist, ancestors and limit included."""
+    found = Node.objects.filter(cluster=cluster, name__icontains=text)
+    if among is not None:
+        found = found.filter(pk__in=among)
+    matches = _node_values(found.order_by("name", "id")[:limit])
     above = ancestor_ids_get([node.id for node in matches]) - {node.id for node in matches}
     nodes = matches + _node_values(Node.objects.filter(pk__in=above).order_by())
     root = next((node for node in nodes if node.parent_id is None), None)

@@ -9,8 +9,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
-from accounting.selectors import history_events_get, node_history_get, recent_jobs_get
-from trees.access import Access, access_get
+from accounting.selectors import (
+    HistoryEvent,
+    history_events_get,
+    node_history_get,
+    recent_jobs_get,
+)
+from trees.access import Access, access_get, visible_ids_get
+from trees.engine.pbs import ROOT_ALIAS
 from trees.explanations import EXPLANATIONS
 from trees.models import Cluster, Node, NodeOrigin, Scheduler
 from trees.selectors import (
@@ -86,7 +92,7 @@ def tree_json(request: HttpRequest, name: str) -> HttpResponse:
         if listed is not None:
             return listing_response(cluster.name, listed)
     if text is not None:
-        subtree = nodes_named_get(cluster=cluster, text=text)
+        subtree = nodes_named_get(cluster=cluster, text=text, among=visible_ids_get(access=access))
     else:
         top = get_object_or_404(Node, pk=top_id, cluster=cluster) if top_id else None
         subtree = subtree_get(cluster=cluster, top=top, levels=levels)
@@ -161,10 +167,17 @@ def node_history_json(request: HttpRequest, name: str, node_id: int) -> HttpResp
     cluster = get_object_or_404(Cluster, name=name)
     node = get_object_or_404(Node, pk=node_id, cluster=cluster)
     path = node_path_get(node=node)
-    if not access_get(user=request.user, cluster=cluster).reads([step.pk for step in path]):
+    access = access_get(user=request.user, cluster=cluster)
+    if not access.reads([step.pk for step in path]):
         raise Http404("no such node")
-    nearby = {step.name for step in path} | set(
-        Node.objects.filter(parent_id=node.parent_id).values_list("name", flat=True)
+    beside = list(Node.objects.filter(parent_id=node.parent_id).values_list("id", "name"))
+    nearby_ids = {step.pk for step in path} | {pk for pk, _ in beside}
+    nearby = {step.name for step in path} | {name for _, name in beside}
+    visible = visible_ids_get(access=access)
+    shown = (
+        None
+        if visible is None
+        else {ROOT_ALIAS, *Node.objects.filter(pk__in=visible).values_list("name", flat=True)}
     )
     span = choice_parameter(request, "range", "30d", [*HISTORY_RANGES, "all"])
     since = None if span == "all" else timezone.now() - HISTORY_RANGES[span]
@@ -185,7 +198,7 @@ def node_history_json(request: HttpRequest, name: str, node_id: int) -> HttpResp
             "events": [
                 {"at": event.at.isoformat(), "kind": event.kind, "text": event.text}
                 for event in events
-                if event.kind == "decay" or event.node_name in nearby
+                if event.kind == "decay" or _nearby(event, nearby_ids, nearby, shown)
             ],
         }
     )
@@ -213,6 +226,15 @@ def node_recovery_json(request: HttpRequest, name: str, node_id: int) -> HttpRes
             "sentence": projection.sentence(),
         }
     )
+
+
+def _nearby(event: HistoryEvent, ids: set[int], names: set[str], shown: set[str] | None) -> bool:
+    """A share change on the node's path or beside it (a removed node by its name), that
+    moves it from or to a group the person sees (`shown`; None: the whole tree): a node of the
+    same name elsewhere (a Slurm user in another account), or a move from a hidden group, stays
+    out."""
+    here = event.node_id in ids if event.node_id is not None else event.node_name in names
+    return here and (shown is None or all(name in shown for name in event.mentions))
 
 
 def _paths(above: list[int], nodes: list[NodeValues]) -> dict[int, list[int]]:
