@@ -141,7 +141,7 @@ def ingest(
 ) -> IngestResult:
     """Store the job runs of accounting files; each file is one transaction."""
     options = options or IngestOptions()
-    cluster = _cluster(cluster_name, source)
+    cluster, created = _cluster(cluster_name, source)
     parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)  # a bad one fails here, early
     run = IngestRun.objects.create(cluster=cluster, source=source, started_at=timezone.now())
     charger = _Charger(cluster, options)
@@ -170,16 +170,19 @@ def ingest(
     run.created_nodes = charger.created
     run.finished_at = timezone.now()
     run.save(update_fields=["unknown_entities", "created_nodes", "finished_at"])
-    return IngestResult(run, files, run.unknown_entities, charger.created)
+    result = IngestResult(run, files, run.unknown_entities, charger.created)
+    if created and not result.stored_anything and not charger.created:
+        cluster.delete()  # an import that imports nothing leaves no cluster behind
+    return result
 
 
-def _cluster(name: str, source: IngestSource) -> Cluster:
-    """The cluster, made when new; SWF goes into a cluster of any scheduler."""
+def _cluster(name: str, source: IngestSource) -> tuple[Cluster, bool]:
+    """The cluster, made when new (and whether it was); SWF goes into a cluster of any
+    scheduler."""
     existing = Cluster.objects.filter(name=name).first()
     if existing is not None and source == IngestSource.SWF:
-        return existing
-    cluster, _ = cluster_get_or_create(name=name, scheduler=_SCHEDULER[source])
-    return cluster
+        return existing, False
+    return cluster_get_or_create(name=name, scheduler=_SCHEDULER[source])
 
 
 def _record_file(run: IngestRun, summary: FileSummary) -> None:
@@ -1058,8 +1061,8 @@ def _resource_group_import(
         ImportReject(name, bad.line, bad.field, bad.reason, bad.text) for bad in parsed.rejected
     ]
     counts = {"entries": len(parsed.entries), "rejected": len(rejects)}
-    refused = ""
-    if rejects and (strict or not parsed.entries):
+    refused = parsed.refused
+    if not refused and rejects and (strict or not parsed.entries):
         refused = f"{len(rejects)} lines rejected" + (" and strict was asked" if strict else "")
     summary = None
     if not refused:
@@ -1110,6 +1113,9 @@ def _pbs_usage_import(cluster_name: str, name: str, path: Path) -> FilesImport:
         for bad in usage.rejected
     ]
     counts = {"records": 0, "rejected": len(rejects)}
+    if usage.refused:
+        counts["rejected"] = 0  # the file is refused whole, not line by line
+        return _refused(SiteFile.PBS_USAGE, cluster_name, name, usage.refused, counts, [])
     if not usage.header_ok:
         refused = "PBS reads no usage from a file with this header"
         return _refused(SiteFile.PBS_USAGE, cluster_name, name, refused, counts, rejects)

@@ -9,6 +9,7 @@ from django.db.models import Q
 
 from trees.engine.fairtree import Algorithm, UsageResetPeriod
 from trees.engine.formula import USAGE_RESOURCES, FormulaError, parse_formula
+from trees.formats.sched_config import MAX_DECAY_TIME
 
 
 class Scheduler(models.TextChoices):
@@ -142,6 +143,10 @@ class Cluster(models.Model):
             models.CheckConstraint(
                 condition=Q(decay_interval__gt=timedelta(0)),
                 name="cluster_decay_interval_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(decay_interval__lte=timedelta(seconds=MAX_DECAY_TIME)),
+                name="cluster_decay_interval_at_most_ten_years",
             ),
             models.CheckConstraint(
                 condition=Q(scheduler_iteration__gt=timedelta(0)),

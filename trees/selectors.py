@@ -896,7 +896,11 @@ def recovery_get(*, cluster: Cluster, node: Node, now: datetime) -> RecoveryProj
     first = (cluster.last_decay or now) + interval
     if first <= now:  # decays due but not yet run happen at the next cycle's whole intervals
         first += interval * ((now - first) // interval + 1)
-    at = [now, *(first + interval * step for step in range(len(recovery.factors) - 1))]
+    # Dates end with the calendar (year 9999): a projection past it stops there.
+    room = (datetime.max.replace(tzinfo=UTC) - first) // interval + 1
+    factors = recovery.factors[: room + 1]
+    at = [now, *(first + interval * step for step in range(len(factors) - 1))]
     held = pbs.name(recovery.held_by) if recovery.held_by is not None else None
     no_target = node.fairshare_perc <= 0
-    return RecoveryProjection(at, recovery.factors, recovery.reaches, held, no_target)
+    reaches = recovery.reaches if recovery.reaches is None or recovery.reaches < len(at) else None
+    return RecoveryProjection(at, factors, reaches, held, no_target)

@@ -254,6 +254,8 @@ def _rows_renamed(
 
 def sched_config_import(*, cluster_name: str, config: FairshareConfig) -> StoreSummary:
     """Take the fairshare keys of a sched_config (PBS's defaults for keys it leaves unset)."""
+    if config.refused:
+        raise ValidationError(config.refused)
     with transaction.atomic():
         cluster, created = cluster_get_or_create(name=cluster_name)
         formula_changed = cluster.fairshare_usage_res != config.fairshare_usage_res

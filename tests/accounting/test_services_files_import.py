@@ -1,6 +1,7 @@
 """site_files_import: an upload goes through its command's parser and service, with the same
 rejected lines (file as uploaded, line, field, reason) and the same refusals."""
 
+import random
 from pathlib import Path
 
 import pytest
@@ -231,3 +232,63 @@ def test_real_accounting_logs_uploaded_twice() -> None:
     again = upload("laramie", SiteFile.PBS_ACCOUNTING, ("20180212", path))
     assert again.totals == logs(132, 0, 0, 34, 0)
     assert Job.objects.count() == 34
+
+
+JUNK = random.Random(17).randbytes(200_000)  # what an admin might pick by mistake
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason"),
+    [
+        (SiteFile.SCHED_CONFIG, "holds control bytes: not a sched_config, which is text"),
+        (SiteFile.RESOURCE_GROUP, "holds control bytes: not a resource_group, which is text"),
+        (SiteFile.PBS_USAGE, "records are not usage records: not a PBS usage file"),
+    ],
+)
+def test_random_bytes_are_refused_whole_and_make_no_cluster(
+    tmp_path: Path, kind: SiteFile, reason: str
+) -> None:
+    path = Path(write_file(tmp_path, "junk", JUNK))
+    done = upload("typo", kind, ("junk", path))
+    assert not done.imported
+    assert reason in done.outcome
+    assert done.rejects == []  # one reason for the file, not one per line
+    assert not Cluster.objects.filter(name="typo").exists()
+
+
+def test_random_bytes_as_accounting_logs_store_nothing_and_make_no_cluster(
+    tmp_path: Path,
+) -> None:
+    path = Path(write_file(tmp_path, "20260301", JUNK))
+    done = upload("typo", SiteFile.PBS_ACCOUNTING, ("20260301", path))
+    assert (done.imported, done.outcome) == (False, "no job run in the input")
+    assert done.rejects[-1].reason.startswith("not a PBS accounting logs: its first 100 lines")
+    assert len(done.rejects) == 101
+    assert not Cluster.objects.filter(name="typo").exists()
+
+
+def test_a_text_file_of_another_kind_is_no_sched_config(tmp_path: Path) -> None:
+    path = Path(write_file(tmp_path, "notes", "buy milk\nrenew the certificate\n"))
+    done = upload("typo", SiteFile.SCHED_CONFIG, ("notes", path))
+    assert not done.imported
+    assert "none of its 2 lines is `name: value`: not a sched_config" in done.outcome
+    assert not Cluster.objects.filter(name="typo").exists()
+
+
+def test_usage_records_with_absurd_usage_or_no_name_are_rejected(tmp_path: Path) -> None:
+    data = write_usage_file(
+        [
+            UsageRecord("alice", 5000.0),
+            UsageRecord("bob", 7.6e236),
+            UsageRecord("", 12.0),
+            UsageRecord("carol", 1e30),
+        ],
+        last_decay=0,
+    )
+    done = upload("site", SiteFile.PBS_USAGE, ("usage", Path(write_file(tmp_path, "usage", data))))
+    assert done.imported
+    assert [(bad.line, bad.field, bad.reason) for bad in done.rejects] == [
+        (2, "usage", "usage 7.6e+236 is more than 1e+30: no site accrues that"),
+        (3, "name", "name is empty"),
+    ]
+    assert done.totals["records"] == 2

@@ -31,12 +31,15 @@ from trees.formats.rejected import RejectedLine
 FGETS_SIZE = 256
 _C_SPACE = b" \t\n\v\f\r"
 _STRTOL = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
+# Control bytes no text file holds (a NUL alone is PBS's: fgets and strlen cut the line there).
+_BINARY = re.compile(rb"[\x01-\x08\x0e-\x1f\x7f]")
 
 
 @dataclass
 class ResourceGroup:
     entries: list[tuple[int, GroupDef]] = field(default_factory=list)  # (line number, entry)
     rejected: list[RejectedLine] = field(default_factory=list)
+    refused: str = ""  # why the file as a whole is not a resource_group (nothing is read)
 
     @property
     def groups(self) -> list[GroupDef]:
@@ -47,11 +50,13 @@ class ResourceGroup:
         return [message for bad in self.rejected for message in bad.pbs_messages]
 
 
-def _fgets_lines(stream: BinaryIO) -> Iterator[bytes]:
-    """fgets(buf, 256) chunks, newline removed, cut at a NUL as strlen() would."""
+def _fgets_lines(stream: BinaryIO) -> Iterator[tuple[bytes, bool]]:
+    """fgets(buf, 256) chunks, newline removed, cut at a NUL as strlen() would; and whether
+    the chunk held control bytes (a binary file)."""
     while chunk := stream.readline(FGETS_SIZE - 1):
+        binary = _BINARY.search(chunk) is not None
         chunk = chunk.split(b"\0", 1)[0]
-        yield chunk[:-1] if chunk.endswith(b"\n") else chunk
+        yield (chunk[:-1] if chunk.endswith(b"\n") else chunk), binary
 
 
 def _strtol(token: str) -> int | None:
@@ -69,11 +74,15 @@ def _number_problem(token: str, column: str) -> str:
 
 
 def parse_resource_group(source: BinaryIO | bytes) -> ResourceGroup:
-    """Every accepted entry with its line number, and every rejected line with its reasons."""
+    """Every accepted entry with its line number, and every rejected line with its reasons;
+    a file with control bytes is no resource_group (a binary file): refused whole."""
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
     result = ResourceGroup()
     known = {TREEROOT, UNKNOWN}
-    for number, raw in enumerate(_fgets_lines(stream), start=1):
+    for number, (raw, binary) in enumerate(_fgets_lines(stream), start=1):
+        if binary:
+            reason = f"line {number} holds control bytes: not a resource_group, which is text"
+            return ResourceGroup(refused=reason)
         stripped = raw.lstrip(_C_SPACE)
         if not stripped or stripped[:1] in (b"#", b"*"):
             continue

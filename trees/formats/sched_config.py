@@ -8,6 +8,7 @@ ignored. Unset keys take PBS's defaults.
 from __future__ import annotations
 
 import io
+import math
 import re
 from dataclasses import dataclass, field
 from typing import BinaryIO
@@ -17,6 +18,9 @@ DEFAULT_ENTITY = "euser"
 DEFAULT_DECAY_TIME = 86400
 DEFAULT_DECAY_FACTOR = 0.5
 DEFAULT_UNKNOWN_SHARES = 0
+# The longest decay time taken: ten years. Real sites decay within hours to weeks; past this the
+# dates of coming decays (the recovery projection's 400 decays) leave the calendar.
+MAX_DECAY_TIME = 10 * 366 * 86400
 FAIRSHARE_ENTITIES = ("euser", "egroup", "Account_Name", "queue", "egroup:euser")
 _KEYS = frozenset(
     {
@@ -29,6 +33,8 @@ _KEYS = frozenset(
     }
 )
 _C_SPACE = " \t\n\v\f\r"
+# Control bytes no text file holds (a NUL alone is PBS's: fgets and strlen cut the line there).
+_BINARY = re.compile(rb"[\x01-\x08\x0e-\x1f\x7f]")
 _TIME = re.compile(r"(?:(\d+):)?(\d+):(\d+(?:\.\d*)?)|(\d+(?:\.\d*)?)", re.ASCII)
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
@@ -53,6 +59,7 @@ class FairshareConfig:
     found: dict[str, int] = field(default_factory=dict)  # key -> line it was read from
     problems: list[ConfigProblem] = field(default_factory=list)
     ignored: int = 0  # lines with keys that do not concern fairshare
+    refused: str = ""  # why the file as a whole is not a sched_config (then nothing is read)
 
 
 def _scan(text: str, delimiter: str) -> tuple[str | None, str]:
@@ -79,20 +86,40 @@ def parse_decay_time(value: str) -> int | None:
         return None
     hours, minutes, seconds, plain = match.groups()
     if plain is not None:
-        return int(float(plain))
+        return _whole_seconds(plain)
+    fraction = _whole_seconds(seconds)
+    if fraction is None:
+        return None
     if hours is None:
-        return int(minutes) * 60 + int(float(seconds))
-    return int(hours) * 3600 + int(minutes) * 60 + int(float(seconds))
+        return int(minutes) * 60 + fraction
+    return int(hours) * 3600 + int(minutes) * 60 + fraction
+
+
+def _whole_seconds(text: str) -> int | None:
+    """The seconds of `text` (digits, maybe a fraction), None past what a double holds."""
+    seconds = float(text)
+    return int(seconds) if math.isfinite(seconds) else None
 
 
 def parse_sched_config(source: BinaryIO | bytes) -> FairshareConfig:
+    """The fairshare keys; a file that is not text, or has lines but none `name: value`, is
+    refused whole (`refused`), as bytes of another kind of file would read as no keys."""
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
     config = FairshareConfig()
+    settings = unread = 0
     for number, raw in enumerate(stream, start=1):
+        if _BINARY.search(raw):
+            return FairshareConfig(
+                refused=f"line {number} holds control bytes: not a sched_config, which is text"
+            )
         text = raw.decode("utf-8", errors="replace").rstrip("\n")
         body = text.lstrip(_C_SPACE)
         if not body or body[0] in "#*":
             continue
+        if ":" in text:
+            settings += 1
+        else:
+            unread += 1
         name, rest = _scan(text, ":")
         value, _ = _scan(rest, " ")
         if name is None or value is None:
@@ -103,6 +130,10 @@ def parse_sched_config(source: BinaryIO | bytes) -> FairshareConfig:
             config.problems.append(ConfigProblem(number, name, problem))
         else:
             config.found[name] = number
+    if unread and not settings:
+        return FairshareConfig(
+            refused=f"none of its {unread} lines is `name: value`: not a sched_config"
+        )
     return config
 
 
@@ -119,6 +150,11 @@ def _apply(config: FairshareConfig, name: str, value: str) -> str | None:
         seconds = parse_decay_time(value)
         if seconds is None or seconds <= 0:
             return f"Invalid time {value}: give HH:MM:SS, MM:SS or seconds, more than 0"
+        if seconds > MAX_DECAY_TIME:
+            return (
+                f"Invalid time {value}: {seconds} s is more than ten years"
+                f" ({MAX_DECAY_TIME // 3600}:00:00), past which decays leave the calendar"
+            )
         config.decay_time = seconds
     elif name == "fairshare_decay_factor":
         if not _NUMBER.fullmatch(value):

@@ -32,6 +32,9 @@ RECORD_V2 = struct.Struct("<50s6xd")
 RECORD_V1 = struct.Struct("<16sd")  # char name[9] and its 7 padding bytes, then the double
 NAME_V1 = 9
 OLDEST_LAST_DECAY = 946713600  # 2000-01-01: PBS refuses a last_decay in (0, this]
+# More usage than any site accrues (a million cores for 30 years is 1e15 core-seconds): such a
+# record is bytes of something else read as a double, as in a file of another kind.
+MAX_USAGE = 1e30
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ class UsageFile:
     numbers: list[int] = field(default_factory=list)  # each record's 1-based place in the file
     rejected: list[RejectedRecord] = field(default_factory=list)
     header_ok: bool = True  # False: PBS reads no usage at all from this file
+    refused: str = ""  # why the file is no usage file at all (then nothing is imported)
 
 
 def read_usage_file(data: bytes) -> UsageFile:
@@ -72,7 +76,7 @@ def read_usage_file(data: bytes) -> UsageFile:
     if tag != MAGIC + b"\0":
         result.version = 1
         _read_records(data, 0, RECORD_V1, NAME_V1, result)
-        return result
+        return _refused_if_junk(result)
     if version != VERSION:
         result.header_ok = False
         big_endian = struct.unpack_from(">d", data, 16)[0]
@@ -94,6 +98,19 @@ def read_usage_file(data: bytes) -> UsageFile:
         return result
     result.last_decay = last_decay
     _read_records(data, HEADER.size + LAST_DECAY.size, RECORD_V2, USAGE_NAME_MAX, result)
+    return _refused_if_junk(result)
+
+
+def _refused_if_junk(result: UsageFile) -> UsageFile:
+    """A file whose records are mostly not usage records is another kind of file (a v1 file
+    has no header to tell): refused whole rather than imported in part."""
+    bad = sum(1 for problem in result.rejected if problem.record > 0)
+    if bad > len(result.records):
+        total = bad + len(result.records)
+        result.refused = (
+            f"{bad} of its {total} records are not usage records: not a PBS usage file"
+            f" (read as version {result.version})"
+        )
     return result
 
 
@@ -126,6 +143,10 @@ def _record_problem(raw_name: bytes, name_size: int, usage: float) -> tuple[str,
         return "usage", f"usage {usage!r} is negative"
     if math.isinf(usage):
         return "usage", "usage is infinite"
+    if usage > MAX_USAGE:
+        return "usage", f"usage {usage!r} is more than {MAX_USAGE:g}: no site accrues that"
+    if raw_name[:1] == b"\0":
+        return "name", "name is empty"
     if b"\0" not in raw_name[: min(len(raw_name), USAGE_NAME_MAX)]:
         return "name", f"name is not NUL-terminated within {name_size} bytes"
     name = raw_name.split(b"\0", 1)[0]

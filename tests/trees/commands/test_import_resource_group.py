@@ -135,3 +135,15 @@ def test_export_then_import_gives_the_same_pbsfs_listing(run: Run, tmp_path: Pat
         run("export_resource_group", "--cluster", "b").out.splitlines()[1:]
         == (exported.read_text().splitlines()[1:])
     )
+
+
+def test_a_binary_file_is_refused_whole_and_makes_no_cluster(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "resource_group"
+    path.write_bytes(b"grp 10 root 5\n" + bytes(range(1, 256)) * 10)
+    ran = run("import_resource_group", str(path), "--cluster", "typo")
+    assert ran.status == 1
+    assert ran.err == (
+        f"{path}: nothing imported: line 2 holds control bytes: not a resource_group,"
+        " which is text\n"
+    )
+    assert not Cluster.objects.filter(name="typo").exists()

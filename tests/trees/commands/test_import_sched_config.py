@@ -2,6 +2,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 
 from tests.conftest import Run
 from trees.models import Cluster, Node
@@ -62,3 +64,52 @@ def test_the_leaves_are_projects_where_jobs_are_charged_to_accounts(
         "project",
         "project",
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("1000000000:00:00", "3600000000000 s is more than ten years (87840:00:00)"),
+        ("99999999999999999999:00:00", "is more than ten years (87840:00:00)"),
+        ("9" * 400, "give HH:MM:SS, MM:SS or seconds, more than 0"),  # past a double
+    ],
+)
+def test_a_decay_time_past_the_calendar_is_refused_with_line_and_key(
+    run: Run, tmp_path: Path, value: str, reason: str
+) -> None:
+    path = tmp_path / "sched_config"
+    path.write_text(f"# site\nfairshare_decay_time: {value}\n")
+    ran = run("import_sched_config", str(path), "--cluster", "site")
+    assert ran.status == 0
+    assert f"{path}:2: fairshare_decay_time: Invalid time {value}" in ran.err
+    assert reason in ran.err
+    assert Cluster.objects.get(name="site").decay_interval == timedelta(hours=24)
+
+
+def test_the_longest_decay_time_still_projects_recovery(
+    run: Run, tmp_path: Path, client: Client
+) -> None:
+    """Ten years a decay, 400 decays ahead: the projection stops at the calendar's end."""
+    tree = tmp_path / "resource_group"
+    tree.write_text("grp 10 root 10\nalice 11 grp 10\nbob 12 root 90\n")
+    assert run("import_resource_group", str(tree), "--cluster", "site").status == 0
+    config = tmp_path / "sched_config"
+    config.write_text("fairshare_decay_time: 87840:00:00\nfairshare_decay_factor: 0.99\n")
+    assert run("import_sched_config", str(config), "--cluster", "site").status == 0
+    assert run("pbsfs", "--cluster", "site", "-s", "alice", "1e12").status == 0
+    client.force_login(User.objects.create_user("admin", is_staff=True))
+    alice = Node.objects.get(cluster__name="site", name="alice")
+    answer = client.get(f"/clusters/site/nodes/{alice.pk}/recovery.json")
+    assert answer.status_code == 200
+    projection = answer.json()
+    assert projection["at"][-1] < "9999-12-31T23:59:59"
+    assert len(projection["at"]) == len(projection["fairshare_factor"]) > 100
+
+
+def test_a_file_of_another_kind_is_refused_and_makes_no_cluster(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "sched_config"
+    path.write_bytes(bytes(range(256)) * 100)
+    ran = run("import_sched_config", str(path), "--cluster", "typo")
+    assert ran.status == 1
+    assert "nothing imported: line 1 holds control bytes: not a sched_config" in ran.err
+    assert not Cluster.objects.filter(name="typo").exists()

@@ -1,3 +1,4 @@
+import random
 import struct
 from pathlib import Path
 
@@ -114,3 +115,14 @@ def test_a_v1_file_round_trips(run: Run, forum: str, tmp_path: Path) -> None:
     run("export_pbs_usage", "--cluster", forum, "-o", str(copy), "--file-version", "1")
     assert copy.read_bytes() == original.read_bytes()
     assert len(original.read_bytes()) == 3 * 24
+
+
+def test_random_bytes_are_no_usage_file(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "usage"
+    path.write_bytes(random.Random(5).randbytes(24 * 1000))
+    ran = run("import_pbs_usage", str(path), "--cluster", "typo")
+    assert ran.status == 1
+    assert ran.err.startswith(f"{path}: nothing imported: ")
+    assert "records are not usage records: not a PBS usage file (read as version 1)" in ran.err
+    assert ran.err.count("\n") == 1  # one reason, not a line per record
+    assert not Cluster.objects.filter(name="typo").exists()

@@ -18,6 +18,8 @@ class Command(FairshareCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["file"]
         usage = read_usage_file(self.read_bytes(path))
+        if usage.refused:
+            self.fail(f"{path}: nothing imported: {usage.refused}")
         for problem in usage.rejected:
             self.stderr.write(f"{path}: {problem}")
         if not usage.header_ok:

@@ -19,6 +19,8 @@ class Command(FairshareCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["file"]
         parsed = parse_resource_group(self.read_bytes(path))
+        if parsed.refused:
+            self.fail(f"{path}: nothing imported: {parsed.refused}")
         self.report_rejected(
             path, parsed.rejected, strict=options["strict"], kept=len(parsed.entries)
         )
