@@ -370,7 +370,8 @@ class _Reader:
     ) -> None:
         """Reject a row before reading it; an account's rows below it go with it."""
         self.reject(number, column, reason, text)
-        if account:
+        # A row above the first row's depth heads nothing: the rows after it keep their account.
+        if account and (self.top is None or depth >= self.top):
             while self.stack and self.stack[-1][0] >= depth:
                 self.stack.pop()
             self.stack.append((depth, "", number, False))
@@ -380,7 +381,8 @@ class _Reader:
         user = cells.get("User", "").strip() or None
         if number in self.undecodable:
             why, raw = self.undecodable[number]
-            self.refuse(number, "line", f"is not UTF-8 ({why})", raw, depth, account=user is None)
+            heads = "User" in cells and user is None  # an account row: its rows go with it
+            self.refuse(number, "line", f"is not UTF-8 ({why})", raw, depth, account=heads)
             return
         if not account:
             self.reject(number, "Account", "is empty", text)
@@ -399,13 +401,15 @@ class _Reader:
                 self.reject(number, "User", f"user row before any account (user {user})", text)
                 return
             self.top = depth  # no root row: the first account hangs from root
+        if not is_root and depth < self.top:
+            # Before the stack is unwound: a stray row must not cut the rows after it off
+            # from their account.
+            self.reject(number, "Account", f"depth {depth} is above the first row's", text)
+            return
         while self.stack and self.stack[-1][0] >= depth:
             self.stack.pop()
         parent = ROOT_ACCOUNT
         if not is_root:
-            if depth < self.top:
-                self.reject(number, "Account", f"depth {depth} is above the first row's", text)
-                return
             if depth > self.top:
                 if not self.stack or self.stack[-1][0] != depth - 1:
                     above = self.stack[-1][0] if self.stack else self.top - 1
@@ -604,7 +608,8 @@ def _read_parsable(lines: list[tuple[int, str]], result: SshareFile, reader: _Re
         account = cells.get("Account", "")
         indent = account[: len(account) - len(account.lstrip(" \t"))]
         depth = len(indent)
-        is_account = not cells.get("User", "").strip()
+        # A row cut before its User cell is not known to be an account: it heads no rows.
+        is_account = "User" in cells and not cells["User"].strip()
         if len(values) > len(header):
             reason = f"{len(values)} fields where the header has {len(header)}"
             reader.refuse(number, "line", reason, text, depth, account=is_account)

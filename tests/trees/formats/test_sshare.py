@@ -999,3 +999,32 @@ class TestAlgorithm:
         text = format_sshare(rows, columns_for(Algorithm.CLASSIC, long=False), parsable="P")
         parsed = read_sshare(text.encode())
         assert (parsed.algorithm, parsed.associations) == (Algorithm.CLASSIC, SMALL)
+
+
+class TestStrayRows:
+    """Found by the fuzz test: a stray row among an account's users cut the users after it off
+    their account (the rows after a rejected account row go with it, a stray row heads none)."""
+
+    HEADER = "Account|User|RawShares|NormShares|RawUsage|EffectvUsage|FairShare"
+
+    def users_of_astro(self, stray: str) -> list[str]:
+        parsed = read(
+            self.HEADER,
+            "root||||100|1.000000|",
+            " astro||1|1.000000|100|1.000000|",
+            "  astro|ana|1|0.500000|60|0.600000|0.5",
+            stray,
+            "  astro|ben|1|0.500000|40|0.400000|0.6",
+        )
+        return [a.user or "" for a in parsed.associations if a.parent == "astro"]
+
+    @pytest.mark.parametrize(
+        "stray",
+        [
+            "\x00",  # above the first row's depth
+            "\t",  # a TAB, and no User cell
+            "junk",
+        ],
+    )
+    def test_a_stray_row_leaves_the_next_users_with_their_account(self, stray: str) -> None:
+        assert self.users_of_astro(stray) == ["ana", "ben"]

@@ -1,0 +1,43 @@
+"""Fuzzing the SWF reader: random bytes, and a trace with job lines replaced."""
+
+import io
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from accounting.parsers.records import RejectedLine
+from accounting.parsers.swf import SwfReader
+from tests.accounting.test_services import SWF
+from tests.fuzzing import FUZZ, Reading, check_random_bytes, lines_of, mutations
+
+GOOD = (SWF + "4 200 5 60 8 -1 -1 8 600 -1 1 9 3 -1 1 -1 -1 -1\n").encode()
+JOB_LINES = [n for n, line in enumerate(lines_of(GOOD)) if line and not line.startswith(b";")]
+
+
+def reading(data: bytes) -> Reading:
+    result = Reading()
+    rejected = []
+    for item in SwfReader(io.BytesIO(data)):
+        if isinstance(item, RejectedLine):
+            rejected.append(item)
+        else:
+            result.kept.setdefault(item.line, []).append(item)
+    result.rejected = rejected
+    return result
+
+
+def test_the_seed_reads_without_rejection() -> None:
+    seed = reading(GOOD)
+    assert (sorted(seed.kept), seed.rejected) == ([3, 4, 5, 6], [])
+
+
+@FUZZ
+@given(st.binary(max_size=4000))
+def test_random_bytes_never_escape_and_every_rejection_says_why(data: bytes) -> None:
+    check_random_bytes(reading, data)
+
+
+@FUZZ
+@given(st.data())
+def test_good_jobs_around_junk_read_as_before(data: st.DataObject) -> None:
+    mutations(reading, GOOD, JOB_LINES)(data)
