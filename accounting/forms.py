@@ -28,19 +28,27 @@ class _MultipleFileField(forms.FileField):
         return [single(data or None, initial)]
 
 
+NEW_CLUSTER = "+new"  # the cluster choice that makes one (no slug starts with +)
+
+
 class SiteFilesForm(forms.Form):
-    cluster = forms.SlugField(
+    cluster = forms.ChoiceField(
+        help_text="An existing cluster, or a new one named below: a typo makes none."
+    )
+    new_cluster = forms.SlugField(
+        required=False,
         max_length=Cluster._meta.get_field("name").max_length,
-        help_text="Created when new, as the import commands do.",
+        label="New cluster's name",
     )
     kind = forms.ChoiceField(choices=SiteFile.choices, widget=forms.RadioSelect)
     upload = _MultipleFileField(
         help_text="One file; several at once for accounting logs (read in name order, so that"
         " a job started in one day's log and ended in the next pairs up)."
     )
-    strict = forms.BooleanField(
+    skip_rejected = forms.BooleanField(
         required=False,
-        label="Import nothing when a line is rejected (resource_group, as --strict)",
+        label="Import the good lines of a resource_group and skip the rejected ones"
+        " (by default one rejected line stops the import, as --strict)",
     )
 
     def __init__(self, *args: Any, cluster: Cluster | None = None, **kwargs: Any) -> None:
@@ -49,14 +57,44 @@ class SiteFilesForm(forms.Form):
         self.fixed_cluster = cluster
         if cluster is not None:
             del self.fields["cluster"]
+            del self.fields["new_cluster"]
+        else:
+            names = Cluster.objects.order_by("name").values_list("name", flat=True)
+            cluster_field = self.fields["cluster"]
+            assert isinstance(cluster_field, forms.ChoiceField)
+            cluster_field.choices = [
+                ("", "Choose a cluster"),
+                *((name, name) for name in names),
+                (NEW_CLUSTER, "A new cluster, named below"),
+            ]
 
     def clean(self) -> dict[str, Any]:
         data = self.cleaned_data
+        data["strict"] = not data.get("skip_rejected")
+        data["created"] = False
         if self.fixed_cluster is not None:
             data["cluster"] = self.fixed_cluster.name
+        elif data.get("cluster") == NEW_CLUSTER:
+            name = data.get("new_cluster")
+            if not name:
+                self.add_error("new_cluster", "name the new cluster")
+            elif Cluster.objects.filter(name=name).exists():
+                self.add_error("new_cluster", f"cluster {name} exists: choose it above")
+            else:
+                data["cluster"], data["created"] = name, True
         files = data.get("upload") or []
         if len(files) > 1 and data.get("kind") not in (None, SiteFile.PBS_ACCOUNTING):
             self.add_error(
                 "upload", f"a {data['kind']} import takes one file; give several for logs only"
             )
         return data
+
+
+class ConfirmForm(forms.Form):
+    """The admin's go-ahead for a previewed resource_group, with the audit trail's reason."""
+
+    reason = forms.CharField(
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+        help_text="Kept with every change in the audit trail.",
+    )

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import F, Q
@@ -268,3 +269,67 @@ class NodeHistory(models.Model):
     def usage_perc(self) -> float:
         """usage / fairshare_perc; -1 when the percentage is 0 (pbsfs)."""
         return -1.0 if self.fairshare_perc == 0 else self.usage / self.fairshare_perc
+
+
+class UploadState(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "being imported"
+    PREVIEW = "preview", "waiting for confirmation"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class FilesUpload(models.Model):
+    """Files an admin uploaded on the import page, imported by a task off the request.
+
+    The files wait in their own folder (settings.UPLOAD_DIR / id) until the task has read them;
+    what the import did is kept here, its rejected lines in UploadRejection.
+    """
+
+    cluster_name = models.CharField(max_length=64)
+    new_cluster = models.BooleanField(default=False, help_text="Made by this upload if new.")
+    kind = models.CharField(max_length=16)  # an accounting.services.SiteFile value
+    files = models.JSONField(default=list, help_text="The names the files were uploaded with.")
+    size = models.BigIntegerField(default=0, help_text="Bytes uploaded, all files.")
+    strict = models.BooleanField(default=True)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    uploaded_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    state = models.CharField(max_length=8, choices=UploadState.choices, default=UploadState.QUEUED)
+    result = models.JSONField(default=dict, help_text="The figures and outcome, once done.")
+    preview = models.JSONField(
+        default=dict, help_text="A resource_group's changes to the tree, before confirmation."
+    )
+    rejected = models.PositiveIntegerField(default=0, help_text="Rejected lines, in all.")
+
+    class Meta:
+        ordering = ["-uploaded_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(state__in=UploadState.values), name="files_upload_state_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} into {self.cluster_name} ({self.state})"
+
+
+class UploadRejection(models.Model):
+    """A line (in a usage file, a record) an upload did not take, and why."""
+
+    upload = models.ForeignKey(FilesUpload, on_delete=models.CASCADE, related_name="rejections")
+    file = models.CharField(max_length=255)
+    line = models.PositiveIntegerField(help_text="1-based; a usage file's record, 0: its header.")
+    byte = models.BigIntegerField(null=True, blank=True)
+    field = models.CharField(max_length=64)
+    reason = models.TextField()
+    text = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.field}: {self.reason}"

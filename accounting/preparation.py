@@ -58,6 +58,9 @@ SourceKind = Literal["pbs_accounting", "swf", "sacct"]
 BATCH = 5000
 # A file whose first lines are all rejected is not of this format: stop reading it there.
 WRONG_FORMAT_AFTER = 100
+# No record of any format is this long (a PBS E record of a 10,000-node job is about 200 KB);
+# a longer line is rejected unread, so that a gzip of one 1 GB line never sits in memory.
+MAX_LINE_BYTES = 4 << 20
 # Inputs at least this big are read by a helper process (starting one costs about 0.1 s).
 HELPER_FROM_BYTES = 16 << 20
 _LENGTH = struct.Struct("<Q")  # a helper's message length on its stdout
@@ -103,6 +106,12 @@ class Preparation:
     # The tree's node of each entity when the ingestion began (PBS: by name; Slurm: by
     # `account:user`); a run of another entity is left for the service to place.
     nodes: dict[str, int] = field(default_factory=dict)
+    # A compressed file that unpacks to more is read up to there (a gzip bomb), then rejected.
+    max_decompressed: int | None = None
+
+
+class DecompressedTooLarge(Exception):
+    """A compressed file unpacked past Preparation.max_decompressed."""
 
 
 class PreparedRun(NamedTuple):
@@ -183,6 +192,9 @@ class _Reader:
         self.raw = getattr(handle, "fileobj", None) or handle
         self.reported = 0
         self.number = 0  # lines read so far
+        self.unpacked = 0  # bytes read so far, unpacked
+        self.compressed = handle is not self.raw
+        self.overlong: list[int] = []  # lines too long to read, not yet rejected
         self.formula: Formula = parse_formula(preparation.usage_formula, USAGE_RESOURCES)
         self.slurm = preparation.slurm
         self.seen: set[str] = set()
@@ -218,9 +230,18 @@ class _Reader:
                     if read == rejected == WRONG_FORMAT_AFTER:
                         batch.rejects.append(self._not_this_format())
                         break
+                if self.overlong:
+                    batch.rejects.extend(self._overlong())
         except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
             reason = f"the compressed file ends early or is damaged ({exc}); lines before kept"
             batch.rejects.append(RejectedLine(self.number + 1, "file", reason, ""))
+        except DecompressedTooLarge:
+            reason = (
+                f"unpacks to more than {self.preparation.max_decompressed:,} bytes (the limit,"
+                " MAX_DECOMPRESSED_BYTES): the rest is not read; lines before kept"
+            )
+            batch.rejects.append(RejectedLine(self.number + 1, "file", reason, ""))
+        batch.rejects.extend(self._overlong())
         if read == 0 and not batch.rejects:
             batch.rejects.append(RejectedLine(0, "file", "empty: no records in the file", ""))
         yield self._done(batch, runs, kinds)
@@ -239,9 +260,33 @@ class _Reader:
         )
 
     def _lines(self) -> Iterator[bytes]:
-        for line in self.handle:
+        """The file's lines; one longer than MAX_LINE_BYTES is skipped (a blank line stands
+        for it, and it is rejected), and a compressed file stops at max_decompressed."""
+        limit = self.preparation.max_decompressed if self.compressed else None
+        readline = self.handle.readline
+        while line := readline(MAX_LINE_BYTES + 1):
             self.number += 1
+            self.unpacked += len(line)
+            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                while (rest := readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                    self._count(len(rest), limit)
+                self._count(len(rest), limit)
+                self.overlong.append(self.number)
+                line = b"\n"
+            if limit is not None and self.unpacked > limit:
+                raise DecompressedTooLarge
             yield line
+
+    def _count(self, size: int, limit: int | None) -> None:
+        self.unpacked += size
+        if limit is not None and self.unpacked > limit:
+            raise DecompressedTooLarge
+
+    def _overlong(self) -> list[RejectedLine]:
+        reason = f"longer than {MAX_LINE_BYTES:,} bytes: no record is; not read"
+        rejects = [RejectedLine(number, "line", reason, "") for number in self.overlong]
+        self.overlong.clear()
+        return rejects
 
     def _done(self, batch: Batch, runs: _Runs, kinds: list[str]) -> Batch:
         batch.fresh_ids = [job_id for job_id, _ in runs.fresh]

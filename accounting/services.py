@@ -8,6 +8,8 @@ process for big inputs); this module decides what is new and stores it.
 
 from __future__ import annotations
 
+import logging
+import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -16,15 +18,27 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any, cast
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, connection, models, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from accounting.copy_text import JOB_COLUMNS
 from accounting.entities import SwfAccountFrom
-from accounting.models import Cycle, IngestRejection, IngestRun, IngestSource, Job, NodeHistory
+from accounting.models import (
+    Cycle,
+    FilesUpload,
+    IngestRejection,
+    IngestRun,
+    IngestSource,
+    Job,
+    NodeHistory,
+    UploadRejection,
+    UploadState,
+)
 from accounting.parsers.records import USAGE_RESOURCES, JobRecord, JobState
 from accounting.preparation import (
     Batch,
@@ -37,6 +51,7 @@ from accounting.preparation import (
 from accounting.selectors import cycle_period, last_cycle_at
 from trees.bulk import collector_paused, rows_insert, rows_update
 from trees.engine.cycle import Accrual, Run, cycle_slot, cycle_usage, kept_instants
+from trees.engine.edit import standing_row
 from trees.engine.fairtree import (
     ROOT_ACCOUNT,
     AssociationDef,
@@ -46,7 +61,7 @@ from trees.engine.fairtree import (
 )
 from trees.engine.fairtree import decay_factor as slurm_decay_factor
 from trees.engine.formula import FormulaError, FormulaValueError, parse_formula
-from trees.engine.pbs import TREEROOT, UNKNOWN, PbsTree, UsageRecord, compute
+from trees.engine.pbs import TREEROOT, UNKNOWN, GroupDef, PbsTree, UsageRecord, compute
 from trees.engine.slurm_pass import SlurmPass, billable_tres, run_usage, slurm_pass
 from trees.formats.pbsfs import UsageDatabase
 from trees.formats.rejected import RejectedLine
@@ -58,6 +73,7 @@ from trees.selectors import (
     epoch_seconds,
     epoch_time,
     pbs_state_get,
+    resource_group_preview_get,
     slurm_node_ids_get,
     slurm_state_get,
 )
@@ -75,6 +91,8 @@ from trees.services import (
     slurm_usage_store,
 )
 
+logger = logging.getLogger(__name__)
+
 Progress = Callable[[int], object]  # bytes of the current file consumed since the last call
 
 _SCHEDULER = {
@@ -90,6 +108,7 @@ class IngestOptions:
     shares: int = 1  # the shares of a node --create-nodes builds
     swf_account_from: SwfAccountFrom = "group"
     time_zone: tzinfo = UTC  # sacct prints the cluster's local time without a zone
+    max_decompressed: int | None = None  # None: settings.MAX_DECOMPRESSED_BYTES
 
 
 @dataclass
@@ -157,6 +176,7 @@ def ingest(
         swf_account_from=options.swf_account_from,
         time_zone=options.time_zone,
         nodes=dict(charger.nodes),
+        max_decompressed=options.max_decompressed or settings.MAX_DECOMPRESSED_BYTES,
     )
     store = _JobStore(cluster, charger)
     files = []
@@ -1063,7 +1083,8 @@ def _resource_group_import(
     counts = {"entries": len(parsed.entries), "rejected": len(rejects)}
     refused = parsed.refused
     if not refused and rejects and (strict or not parsed.entries):
-        refused = f"{len(rejects)} lines rejected" + (" and strict was asked" if strict else "")
+        refused = f"{len(rejects)} lines rejected"
+        refused += ", and any stops the import" if strict else ""
     summary = None
     if not refused:
         try:
@@ -1079,9 +1100,9 @@ def _resource_group_import(
     if summary is None:
         return _refused(SiteFile.RESOURCE_GROUP, cluster_name, name, refused, counts, rejects)
     counts |= {
-        "nodes_added": summary.created,
-        "nodes_updated": summary.updated,
-        "nodes_removed": summary.removed,
+        "nodes_added": summary.entries_added,
+        "nodes_updated": summary.entries_changed,
+        "nodes_removed": summary.entries_removed,
         "unknown_entities": summary.unknown_entities,
     }
     outcome = f"the tree of {cluster_name} is now the one in {name}"
@@ -1226,3 +1247,278 @@ def _refused(
 ) -> FilesImport:
     files = [FileCounts(name, counts)] if name else []
     return FilesImport(kind, cluster_name, False, reason, False, files, counts, rejects)
+
+
+class UploadRefused(ValueError):
+    """An upload that is not taken at all (a limit, a cluster that is not there): nothing is
+    kept of it; the message says why."""
+
+
+def upload_folder(upload: FilesUpload) -> Path:
+    return Path(settings.UPLOAD_DIR) / f"upload-{upload.pk}"
+
+
+def files_upload_start(
+    *,
+    cluster_name: str,
+    new_cluster: bool,
+    kind: SiteFile,
+    files: Sequence[UploadedFile],
+    strict: bool,
+    user: User | None,
+) -> FilesUpload:
+    """Keep the uploaded files in the upload's folder and queue their import (the task
+    import_files, at once without a broker). Each file is copied in chunks, so that memory
+    stays flat whatever its size; one past UPLOAD_MAX_FILE_BYTES is refused."""
+    limit = settings.UPLOAD_MAX_FILE_BYTES
+    for upload_file in files:
+        if (upload_file.size or 0) > limit:
+            raise UploadRefused(
+                f"{upload_file.name}: {upload_file.size:,} bytes is more than the"
+                f" {limit:,} bytes a file may have (UPLOAD_MAX_FILE_BYTES)"
+            )
+    names = [Path(upload_file.name or "").name or "upload" for upload_file in files]
+    upload = FilesUpload.objects.create(
+        cluster_name=cluster_name,
+        new_cluster=new_cluster,
+        kind=kind,
+        files=names,
+        size=sum(upload_file.size or 0 for upload_file in files),
+        strict=strict,
+        uploaded_by=user,
+        uploaded_at=timezone.now(),
+    )
+    folder = upload_folder(upload)
+    try:
+        for index, (name, upload_file) in enumerate(zip(names, files, strict=True)):
+            path = folder / str(index) / name  # one folder each: two files may share a name
+            path.parent.mkdir(parents=True)
+            with path.open("wb") as out:
+                for chunk in upload_file.chunks():
+                    out.write(chunk)
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+        upload.delete()
+        raise
+    upload_id = upload.pk
+    transaction.on_commit(lambda: _import_queued(upload_id))
+    return upload
+
+
+def _import_queued(upload_id: int) -> None:
+    from accounting.tasks import import_files  # the task calls back into this module
+
+    try:
+        import_files.delay(upload_id)
+    except Exception as exc:  # the broker refused: say so on the upload's page
+        logger.exception("upload %s could not be queued", upload_id)
+        _upload_failed(upload_id, f"the import could not be queued ({exc}); upload again")
+
+
+def files_upload_run(*, upload_id: int) -> FilesUpload | None:
+    """Import an upload's files, once: through site_files_import, or for a resource_group into
+    a cluster that has a tree, as far as its preview (applied by files_upload_confirm). The
+    files are removed afterwards, whatever happens; None if another worker has it."""
+    claimed = FilesUpload.objects.filter(pk=upload_id, state=UploadState.QUEUED).update(
+        state=UploadState.RUNNING, started_at=timezone.now()
+    )
+    if not claimed:
+        return None  # done, or running in another worker: a duplicate delivery
+    upload = FilesUpload.objects.get(pk=upload_id)
+    folder = upload_folder(upload)
+    paths = [(name, folder / str(index) / name) for index, name in enumerate(upload.files)]
+    try:
+        return _upload_import(upload, paths)
+    except Exception as exc:
+        logger.exception("upload %s failed", upload_id)
+        return _upload_failed(upload_id, f"the import failed: {exc}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _upload_import(upload: FilesUpload, paths: list[tuple[str, Path]]) -> FilesUpload:
+    kind = SiteFile(upload.kind)
+    existing = Cluster.objects.filter(name=upload.cluster_name).first()
+    if existing is None and not upload.new_cluster:
+        return _upload_failed(upload.pk, f"cluster {upload.cluster_name} is no longer there")
+    if kind == SiteFile.RESOURCE_GROUP and existing is not None and _has_tree(existing):
+        preview = _resource_group_previewed(upload, existing, paths)
+        if preview is not None:
+            return preview
+    result = site_files_import(
+        cluster_name=upload.cluster_name,
+        kind=kind,
+        files=paths,
+        user=upload.uploaded_by,
+        strict=upload.strict,
+    )
+    return _upload_done(upload, result)
+
+
+def _has_tree(cluster: Cluster) -> bool:
+    return cluster.nodes.filter(origin=NodeOrigin.DEFINED).exists()
+
+
+def _resource_group_previewed(
+    upload: FilesUpload, cluster: Cluster, paths: list[tuple[str, Path]]
+) -> FilesUpload | None:
+    """The file's changes to the tree, kept for the admin to confirm; None when the file is
+    refused as it is (its refusal is then the upload's result)."""
+    ((name, path),) = paths
+    if cluster.scheduler != Scheduler.PBS:
+        return None  # refused by site_files_import, which says why
+    with path.open("rb") as stream:
+        parsed = parse_resource_group(stream)
+    rejects = [
+        ImportReject(name, bad.line, bad.field, bad.reason, bad.text) for bad in parsed.rejected
+    ]
+    if parsed.refused or (rejects and (upload.strict or not parsed.entries)):
+        return None
+    preview = resource_group_preview_get(cluster=cluster, groups=parsed.groups)
+    _rejections_store(upload, rejects)
+    upload.preview = {
+        "version": preview.version,
+        "file": name,
+        "groups": [[g.name, g.cgroup, g.parent, g.shares] for g in parsed.groups],
+        "pbs_messages": parsed.pbs_messages,
+        "entries": [vars(change) for change in preview.entries],
+        "standing": [standing_row(change) for change in preview.changes],
+        "memberships_removed": preview.memberships_removed,
+        "counts": {"entries": len(parsed.entries), "rejected": len(rejects)},
+    }
+    upload.state = UploadState.PREVIEW
+    upload.rejected = len(rejects)
+    upload.save(update_fields=["preview", "state", "rejected"])
+    return upload
+
+
+def files_upload_confirm(*, upload_id: int, reason: str, user: User | None) -> FilesUpload:
+    """Apply a previewed resource_group as one audited change, with the admin's reason; the
+    tree must still be the one it was previewed on (TreeChanged otherwise)."""
+    if not reason.strip():
+        raise ValidationError({"reason": "a reason is required to apply the file"})
+    with transaction.atomic():
+        upload = FilesUpload.objects.select_for_update().get(pk=upload_id)
+        if upload.state != UploadState.PREVIEW:
+            raise ValidationError("this upload is not waiting for confirmation")
+        preview = upload.preview
+        summary = resource_group_import(
+            cluster_name=upload.cluster_name,
+            groups=[GroupDef(*group) for group in preview["groups"]],
+            pbs_messages=preview["pbs_messages"],
+            source=preview["file"],
+            user=user,
+            reason=reason,
+            version=preview["version"],
+        )
+        counts = {
+            **preview["counts"],
+            "nodes_added": summary.entries_added,
+            "nodes_updated": summary.entries_changed,
+            "nodes_removed": summary.entries_removed,
+            "unknown_entities": summary.unknown_entities,
+        }
+        name = preview["file"]
+        upload.result = _result_document(
+            FilesImport(
+                kind=SiteFile.RESOURCE_GROUP,
+                cluster=upload.cluster_name,
+                imported=True,
+                outcome=f"the tree of {upload.cluster_name} is now the one in {name}",
+                cluster_created=False,
+                files=[FileCounts(name, counts)],
+                totals=counts,
+                rejects=[],
+            )
+        )
+        upload.state = UploadState.DONE
+        upload.finished_at = timezone.now()
+        upload.save(update_fields=["result", "state", "finished_at"])
+    return upload
+
+
+def _upload_done(upload: FilesUpload, result: FilesImport) -> FilesUpload:
+    with transaction.atomic():
+        _rejections_store(upload, result.rejects)
+        upload.result = _result_document(result)
+        upload.rejected = len(result.rejects)
+        upload.state = UploadState.DONE
+        upload.finished_at = timezone.now()
+        upload.save(update_fields=["result", "rejected", "state", "finished_at"])
+    return upload
+
+
+def _upload_failed(upload_id: int, outcome: str) -> FilesUpload:
+    FilesUpload.objects.filter(pk=upload_id).update(
+        state=UploadState.FAILED,
+        finished_at=timezone.now(),
+        result={"imported": False, "outcome": outcome},
+    )
+    return FilesUpload.objects.get(pk=upload_id)
+
+
+def _result_document(result: FilesImport) -> dict[str, Any]:
+    return {
+        "kind": result.kind,
+        "cluster": result.cluster,
+        "imported": result.imported,
+        "outcome": result.outcome,
+        "cluster_created": result.cluster_created,
+        "files": [[row.file, row.counts] for row in result.files],
+        "totals": result.totals,
+        "unknown_entities": result.unknown_entities,
+    }
+
+
+def _rejections_store(upload: FilesUpload, rejects: Sequence[ImportReject]) -> None:
+    UploadRejection.objects.filter(upload=upload).delete()
+    UploadRejection.objects.bulk_create(
+        (
+            UploadRejection(
+                upload=upload, file=bad.file[:255], line=max(bad.line, 0), byte=bad.byte,
+                field=bad.field[:64], reason=bad.reason, text=bad.text,
+            )
+            for bad in rejects
+        ),
+        batch_size=2000,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class UploadsCleaned:
+    folders_removed: int
+    uploads_failed: int  # left running by a worker that died
+
+
+def uploads_clean(*, now: datetime) -> UploadsCleaned:
+    """Remove what uploads left behind past UPLOAD_STALE_HOURS: their folders (a worker killed
+    mid-import never removed its own; an upload never queued), and Django's temporary files of
+    uploads cut off mid-request; an upload still running by then died with its worker."""
+    stale = now - timedelta(hours=settings.UPLOAD_STALE_HOURS)
+    died = FilesUpload.objects.filter(
+        state__in=[UploadState.QUEUED, UploadState.RUNNING], uploaded_at__lt=stale
+    )
+    failed = 0
+    for upload_id in list(died.values_list("pk", flat=True)):
+        _upload_failed(upload_id, "the import stopped before it finished (its worker died)")
+        failed += 1
+    live = set(
+        FilesUpload.objects.filter(state__in=[UploadState.QUEUED, UploadState.RUNNING])
+        .values_list("pk", flat=True)
+    )  # fmt: skip
+    removed = 0
+    root = Path(settings.UPLOAD_DIR)
+    for path in [*root.glob("upload-*"), *root.glob("incoming/*")]:
+        try:
+            changed = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+        except FileNotFoundError:
+            continue
+        number = path.name.removeprefix("upload-")
+        if changed >= stale or (number.isdigit() and int(number) in live):
+            continue
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed += 1
+    return UploadsCleaned(removed, failed)

@@ -9,7 +9,12 @@ from celery import shared_task
 from django.utils import timezone
 
 from accounting.selectors import clusters_due, cycle_slot_of
-from accounting.services import cycle_run, history_roll_up
+from accounting.services import (
+    cycle_run,
+    files_upload_run,
+    history_roll_up,
+    uploads_clean,
+)
 from fairshare_site.celery import RETRIED
 from trees.models import Cluster
 
@@ -49,3 +54,19 @@ def roll_up_history() -> dict[str, int]:
         cluster.name: history_roll_up(cluster=cluster, now=now).rows_removed
         for cluster in Cluster.objects.order_by("name")
     }
+
+
+@shared_task(**RETRIED)  # type: ignore[untyped-decorator]
+def import_files(upload_id: int) -> dict[str, Any]:
+    """Import an upload's files (the import page queues this); nothing when it is done."""
+    upload = files_upload_run(upload_id=upload_id)
+    if upload is None:
+        return {"upload": upload_id, "done_before": True}
+    return {"upload": upload_id, "state": upload.state, "rejected": upload.rejected}
+
+
+@shared_task(**RETRIED)  # type: ignore[untyped-decorator]
+def clean_uploads() -> dict[str, int]:
+    """Remove what uploads left behind (the beat calls this hourly)."""
+    cleaned = uploads_clean(now=timezone.now())
+    return {"folders_removed": cleaned.folders_removed, "uploads_failed": cleaned.uploads_failed}

@@ -6,4 +6,7 @@ app_name = "accounting"
 urlpatterns = [
     path("import/", views.files_import_page, name="import-new"),
     path("clusters/<slug:name>/import/", views.files_import_page, name="import"),
+    path("imports/<id:upload_id>/", views.upload_page, name="upload"),
+    path("imports/<id:upload_id>/state.json", views.upload_state_json, name="upload-state"),
+    path("imports/<id:upload_id>/rejected.csv", views.upload_rejects_csv, name="upload-rejects"),
 ]

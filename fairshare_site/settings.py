@@ -218,6 +218,22 @@ if not DEBUG:
     X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 
+# Uploads on the import page (docs/uploads.md). The request is refused past the first limit
+# before it is read; each file past the second as it streams in; a gzip past the third as it is
+# read (also by the ingest commands). Files wait in UPLOAD_DIR for the import task: with a
+# broker, the workers must see the same folder (run them on the web server's host or share it).
+UPLOAD_MAX_REQUEST_BYTES = env.int("UPLOAD_MAX_REQUEST_BYTES", default=4 << 30)
+UPLOAD_MAX_FILE_BYTES = env.int("UPLOAD_MAX_FILE_BYTES", default=2 << 30)
+MAX_DECOMPRESSED_BYTES = env.int("MAX_DECOMPRESSED_BYTES", default=2 << 30)
+UPLOAD_DIR = Path(env.str("UPLOAD_DIR", default=str(BASE_DIR / "uploads")))
+# Django's own temporary files of an upload in progress, there too: the clean-up sees them.
+FILE_UPLOAD_TEMP_DIR = str(UPLOAD_DIR / "incoming")
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+# Folders of uploads older than this whose import is not running (a worker killed mid-import
+# included, found by its age) are removed by the hourly clean-up (manage.py clean_uploads).
+UPLOAD_STALE_HOURS = env.int("UPLOAD_STALE_HOURS", default=24)
+UPLOAD_REJECTS_SHOWN = 1000
+
 # Celery: a real broker when CELERY_BROKER_URL is set (Redis in production); otherwise tasks
 # run eagerly in the calling process, so the embedded default needs no server.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
@@ -253,6 +269,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "due-cycles": {"task": "accounting.tasks.run_due_cycles", "schedule": 60.0},
     "history-roll-up": {"task": "accounting.tasks.roll_up_history", "schedule": 86_400.0},
+    "uploads-clean-up": {"task": "accounting.tasks.clean_uploads", "schedule": 3_600.0},
 }
 
 LOGGING = {

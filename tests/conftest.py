@@ -2,6 +2,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -50,3 +51,13 @@ def run() -> Run:
         return Ran(status, out.getvalue(), err.getvalue())
 
     return _run
+
+
+@pytest.fixture(autouse=True)
+def upload_dir(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Uploads wait in a folder of the test's own, not the checkout's uploads/."""
+    folder = tmp_path_factory.mktemp("uploads")
+    (folder / "incoming").mkdir()
+    settings.UPLOAD_DIR = folder
+    settings.FILE_UPLOAD_TEMP_DIR = str(folder / "incoming")
+    return folder

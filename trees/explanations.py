@@ -45,10 +45,11 @@ EXPLANATIONS |= {
     " log again is harmless.",
     "import_rejected": "Lines (records of a usage file) not taken, each listed below with its"
     " reason; 0 is what you want.",
-    "import_nodes_added": "Nodes the import added to the tree.",
-    "import_nodes_updated": "Nodes whose shares, parent or group id the import changed.",
-    "import_nodes_removed": "Nodes no longer in the file, taken out of the tree (their usage"
-    " stays, under unknown).",
+    "import_nodes_added": "Entries the import added to the tree (each in the audit trail).",
+    "import_nodes_updated": "Entries whose shares or parent the import changed (each in the"
+    " audit trail).",
+    "import_nodes_removed": "Entries no longer in the file, taken out of the tree (each in the"
+    " audit trail; an entity's usage stays, under unknown).",
     "import_unknown_entities": "Entities with usage that the tree does not hold; PBS charges"
     " them under `unknown`, so fewer is better.",
 }

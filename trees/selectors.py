@@ -13,8 +13,10 @@ from django.db.models import Count, Q, QuerySet
 from trees.engine.edit import (
     ChildEdit,
     EditedTree,
+    EntryChange,
     StandingChange,
     edit_tree,
+    entries_diff,
     standing_changes,
     tree_version,
 )
@@ -904,3 +906,31 @@ def recovery_get(*, cluster: Cluster, node: Node, now: datetime) -> RecoveryProj
     no_target = node.fairshare_perc <= 0
     reaches = recovery.reaches if recovery.reaches is None or recovery.reaches < len(at) else None
     return RecoveryProjection(at, factors, reaches, held, no_target)
+
+
+@dataclass(frozen=True)
+class ResourceGroupPreview:
+    """What a resource_group file would do to a cluster's tree, computed in memory."""
+
+    version: str  # of the stored entries it was computed on
+    entries: list[EntryChange]
+    changes: list[StandingChange]  # every node whose target share or factor moves
+    memberships_removed: int  # people's memberships of the nodes the file removes
+
+
+def resource_group_preview_get(
+    *, cluster: Cluster, groups: Sequence[GroupDef]
+) -> ResourceGroupPreview:
+    state = pbs_state_get(cluster=cluster)
+    before, after = (
+        pbs_tree_of(cluster, entries, state.database) for entries in (state.groups, groups)
+    )
+    kept = {group.name for group in groups}
+    removed = [group.name for group in state.groups if group.name not in kept]
+    memberships = Membership.objects.filter(node__cluster=cluster, node__name__in=removed)
+    return ResourceGroupPreview(
+        tree_version(state.groups),
+        entries_diff(state.groups, groups),
+        standing_changes(before, after, {}),
+        memberships.count(),
+    )

@@ -130,6 +130,11 @@ class StoreSummary:
     share_changes: int
     unknown_entities: int
     cluster_created: bool = False
+    # The tree's entries added, removed (usage kept under unknown or not), and re-shared or
+    # moved: once the cluster has a tree, as many as the audit rows of each kind.
+    entries_added: int = 0
+    entries_removed: int = 0
+    entries_changed: int = 0
 
 
 def resource_group_import(
@@ -139,22 +144,29 @@ def resource_group_import(
     pbs_messages: Sequence[str],
     source: str,
     user: User | None = None,
+    reason: str = "",
+    version: str | None = None,
 ) -> StoreSummary:
     """Make the cluster's tree the one in a resource_group file; usage stays by entity name.
 
     Entities that leave the tree keep their usage under `unknown`, as PBS does on its next read.
+    `reason` goes into every audit row beside the file's name; `version`: the entries the
+    change was previewed on, refused (TreeChanged) if the tree is no longer those.
     """
     with transaction.atomic():
         cluster, created = cluster_get_or_create(name=cluster_name)
+        state = pbs_state_get(cluster=cluster)
+        if version is not None and tree_version(state.groups) != version:
+            raise TreeChanged([])
         cluster.resource_group_messages = "\n".join(pbs_messages)
         cluster.save(update_fields=["resource_group_messages"])
-        state = pbs_state_get(cluster=cluster)
+        why = f"imported resource_group {source}" + (f": {reason.strip()}" if reason else "")
         summary = _pbs_store(
             cluster,
             stored=state.nodes,
             groups=groups,
             database=state.database,
-            reason=f"imported resource_group {source}",
+            reason=why,
             user=user,
         )
     return replace(summary, cluster_created=created)
@@ -468,6 +480,7 @@ def _pbs_store(
     updates: list[tuple[int, tuple[Any, ...]]] = []  # (node id, its new values)
     changed: set[int] = set()  # the places in STORED_FIELDS that differ in some update
     changes: list[ShareChange] = []
+    entries = [0, 0, 0]  # the tree's entries added, removed, re-shared or moved
     now = timezone.now()
 
     for index in pbs.preorder():
@@ -503,8 +516,10 @@ def _pbs_store(
             depth = pbs.tree.depth[index]
             to_create.extend([] for _ in range(depth + 1 - len(to_create)))
             to_create[depth].append(node)
-            if had_tree and origin == NodeOrigin.DEFINED:
-                changes.append(_share_change(cluster, node, None, shares, now, reason, user))
+            if origin == NodeOrigin.DEFINED:
+                entries[0] += 1
+                if had_tree:
+                    changes.append(_share_change(cluster, node, None, shares, now, reason, user))
             by_index[index] = node
             continue
         old = row[2:]
@@ -515,10 +530,21 @@ def _pbs_store(
         was_defined = row[origin_at] == NodeOrigin.DEFINED
         before = row[shares_at] if was_defined else None
         after = shares if origin == NodeOrigin.DEFINED else None
-        if before != after and (was_defined or had_tree) and name not in skip_audit:
+        old_parent = resource_group_parent(names.get(row[2], ""))
+        new_parent = resource_group_parent(pbs.name(pbs.tree.parent[index]))
+        moved = was_defined and after is not None and old_parent != new_parent
+        if before is None and after is not None:
+            entries[0] += 1
+        elif before is not None and after is None:
+            entries[1] += 1
+        elif before is not None and (before != after or moved):
+            entries[2] += 1
+        if (before != after or moved) and (was_defined or had_tree) and name not in skip_audit:
             change = _share_change(cluster, row[0], before, after, now, reason, user, name)
             if after is None:
-                change.old_parent = resource_group_parent(names.get(row[2], ""))
+                change.old_parent = old_parent
+            elif moved:
+                change.old_parent, change.new_parent = old_parent, new_parent
             changes.append(change)
         by_index[index] = row[0]
 
@@ -528,6 +554,7 @@ def _pbs_store(
     rows_update(Node, _columns(columns), _update_rows(updates, places))
     removed = list(existing.values())
     for row in removed:
+        entries[1] += row[origin_at] == NodeOrigin.DEFINED
         if row[origin_at] == NodeOrigin.DEFINED and row[shares_at] is not None:
             change = _share_change(cluster, None, row[shares_at], None, now, reason, user, row[1])
             change.old_parent = resource_group_parent(names.get(row[2], ""))
@@ -547,6 +574,9 @@ def _pbs_store(
         removed=len(removed),
         share_changes=len(changes),
         unknown_entities=len(pbs.unknown_entities()),
+        entries_added=entries[0],
+        entries_removed=entries[1],
+        entries_changed=entries[2],
     )
 
 

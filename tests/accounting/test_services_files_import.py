@@ -89,7 +89,7 @@ def test_rejected_tree_lines_are_the_ones_the_command_prints(run: Run, tmp_path:
 def test_strict_imports_nothing_when_a_line_is_rejected(tmp_path: Path) -> None:
     path = Path(write_file(tmp_path, "rg", BAD_TREE))
     done = upload("strict", SiteFile.RESOURCE_GROUP, ("rg", path), strict=True)
-    assert (done.imported, done.outcome) == (False, "2 lines rejected and strict was asked")
+    assert (done.imported, done.outcome) == (False, "2 lines rejected, and any stops the import")
     assert len(done.rejects) == 2
     assert not Cluster.objects.filter(name="strict").exists()
 

@@ -73,21 +73,41 @@ def test_carol_follows_the_trends_of_physics_down_to_a_project(carol: Page) -> N
     expect(carol.locator("#trends-chart g.trace.scatter")).to_have_count(1)
 
 
-def test_alice_uploads_a_resource_group_and_sees_its_rejected_line(
+def test_alice_uploads_a_resource_group_previews_it_and_applies_it(
     alice: Page, tmp_path: Path
 ) -> None:
-    """whitepaper's own tree again (nothing changes) with one line that is not an entry."""
+    """whitepaper's own tree with L7 re-shared and one line that is not an entry: the upload
+    page follows the import, shows the preview, and applies it with a reason."""
     upload = tmp_path / "resource_group"
     sample = Path(__file__).resolve().parents[2] / "trees" / "sample" / "whitepaper"
-    upload.write_text((sample / "resource_group").read_text() + "L9\tnot-a-number\tB1\t5\n")
+    tree = (sample / "resource_group").read_text().replace("L7\t400\troot\t40", "L7\t400\troot\t50")
+    upload.write_text(tree + "L9\tnot-a-number\tB1\t5\n")
     alice.goto("/clusters/whitepaper/")
     alice.get_by_role("link", name="Import files").click()
     expect(alice.get_by_role("heading", level=1)).to_contain_text("whitepaper")
     alice.get_by_label("resource_group (the fairshare tree)").check()
     alice.get_by_label("File(s)").set_input_files(upload)
-    alice.get_by_role("button", name="Import").click()
+    alice.get_by_label("Import the good lines of a resource_group").check()
+    alice.get_by_role("button", name="Upload and import").click()
+    expect(alice.get_by_role("heading", name="What resource_group would change")).to_be_visible()
+    entries = alice.locator("table.entries tbody tr")
+    expect(entries).to_have_count(1)
+    expect(entries.first).to_contain_text("re-shared")
     rejects = alice.locator("table.rejects tbody tr")
     expect(rejects).to_have_count(1)
-    expect(rejects.first).to_contain_text("resource_group")
     expect(rejects.first).to_contain_text("not-a-number")
+    shot(alice, "import-whitepaper-preview")
+    alice.get_by_label("Reason").fill("L7 takes the 10 shares of the new project")
+    alice.get_by_role("button", name="Apply to whitepaper").click()
+    expect(alice.get_by_role("heading", name="Imported into whitepaper")).to_be_visible()
+    expect(alice.locator("table.import-figures tbody tr").first).to_contain_text("resource_group")
     shot(alice, "import-whitepaper")
+    # Put the tree back for the other tests, with its own reason.
+    upload.write_text((sample / "resource_group").read_text())
+    alice.goto("/clusters/whitepaper/import/")
+    alice.get_by_label("resource_group (the fairshare tree)").check()
+    alice.get_by_label("File(s)").set_input_files(upload)
+    alice.get_by_role("button", name="Upload and import").click()
+    alice.get_by_label("Reason").fill("back as it was")
+    alice.get_by_role("button", name="Apply to whitepaper").click()
+    expect(alice.get_by_role("heading", name="Imported into whitepaper")).to_be_visible()

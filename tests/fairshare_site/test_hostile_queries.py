@@ -3,7 +3,9 @@ reads: a 4xx or a 200, never a 500 (on SQLite and on PostgreSQL, which refuses N
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
+from accounting.models import FilesUpload
 from tests.trees.views.conftest import login, node
 from tests.trees.views.test_permissions import MATRIX
 
@@ -30,8 +32,11 @@ RAW = "%ED%A0%80%FF"  # not UTF-8: a lone surrogate, a stray byte
 @pytest.mark.parametrize("name", sorted(MATRIX))
 def test_no_hostile_value_gives_a_500(client: Client, name: str) -> None:
     login(client, "alice-admin", staff=True)
+    done = FilesUpload.objects.create(
+        cluster_name="hpc", kind="sched_config", state="done", uploaded_at=timezone.now()
+    )
     path = MATRIX[name][0].format(
-        mine=node("hpc", "cond-matter").pk, theirs=node("hpc", "gravwaves").pk
+        mine=node("hpc", "cond-matter").pk, theirs=node("hpc", "gravwaves").pk, upload=done.pk
     )
     base, _, fixed = path.partition("?")
     for parameter in PARAMETERS:

@@ -24,6 +24,7 @@ from trees.engine.pbs import (
     PbsTree,
     compute,
     definition_order,
+    percent,
 )
 from trees.engine.tree import ROOT
 
@@ -313,3 +314,87 @@ def standing_changes(
                 )
             )
     return changes
+
+
+def standing_row(change: StandingChange) -> dict[str, str | bool]:
+    """A preview line as pbsfs prints percentages (float32 × 100, 3 places) and factors."""
+
+    def perc(value: float | None) -> str:
+        return "" if value is None else f"{percent(value):.3f}%"
+
+    def factor(value: float | None) -> str:
+        return "" if value is None else f"{value:.6f}"
+
+    before, after = change.factor_before, change.factor_after
+    if before is None:
+        trend = "new"
+    elif after is None:
+        trend = "removed"
+    else:
+        trend = "better" if after > before else "worse" if after < before else "same"
+    return {
+        "name": change.name,
+        "was": change.old_name if change.old_name != change.name else "",
+        "parent": change.parent,
+        "leaf": change.leaf,
+        "perc_before": perc(change.perc_before),
+        "perc_after": perc(change.perc_after),
+        "factor_before": factor(before),
+        "factor_after": factor(after),
+        "trend": trend,
+    }
+
+
+@dataclass(frozen=True)
+class EntryChange:
+    """One resource_group entry a new file changes, in words (the import's preview)."""
+
+    name: str
+    change: str  # "added", "removed", "renamed", or "moved", "re-shared", "now a group"...
+    before: str  # where and with what shares it was; "" when new
+    after: str  # where and with what shares it will be; "" when removed
+
+
+def entries_diff(old: Sequence[GroupDef], new: Sequence[GroupDef]) -> list[EntryChange]:
+    """Every entry a resource_group file adds, removes, renames, moves or re-shares, and every
+    group it turns into an entity (or back), in the new file's order, then the removals.
+
+    PBS keeps usage by name, so a rename is a removal and an addition; it is named a rename
+    where the two share a cgroup id, which is how a site renames a group in place.
+    """
+    before = {group.name: group for group in old}
+    after = {group.name: group for group in new}
+    groups_before = {group.parent for group in old}
+    groups_after = {group.parent for group in new}
+    gone = {group.cgroup: group for group in old if group.name not in after and group.cgroup}
+    renamed = {
+        group.name: gone[group.cgroup]
+        for group in new
+        if group.name not in before and group.cgroup in gone
+    }
+    changes = []
+    for group in new:
+        was = before.get(group.name) or renamed.get(group.name)
+        if was is None:
+            changes.append(EntryChange(group.name, "added", "", _placed(group)))
+            continue
+        what = []
+        if was.name != group.name:
+            what.append(f"renamed from {was.name} (same cgroup; usage stays with the old name)")
+        if was.parent != group.parent:
+            what.append("moved")
+        if was.shares != group.shares:
+            what.append("re-shared")
+        if (was.name in groups_before) != (group.name in groups_after):
+            what.append("now a group" if group.name in groups_after else "now an entity")
+        if what:
+            changes.append(EntryChange(group.name, ", ".join(what), _placed(was), _placed(group)))
+    kept = {was.name for was in renamed.values()}
+    for group in old:
+        if group.name not in after and group.name not in kept:
+            changes.append(EntryChange(group.name, "removed", _placed(group), ""))
+    return changes
+
+
+def _placed(group: GroupDef) -> str:
+    return f"under {group.parent}, {group.shares} shares"

@@ -20,8 +20,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
 from trees.access import access_get
-from trees.engine.edit import WHOLE_EDIT, ChildEdit, EditProblem, StandingChange
-from trees.engine.pbs import ROOT_ALIAS, percent, resource_group_parent
+from trees.engine.edit import WHOLE_EDIT, ChildEdit, EditProblem, standing_row
+from trees.engine.pbs import ROOT_ALIAS, resource_group_parent
 from trees.explanations import EXPLANATIONS
 from trees.forms import NEW_ROWS, ChildForm, ChildFormSet, EditForm, edit_digest
 from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
@@ -210,35 +210,6 @@ def _changed(
     return _page(request, cluster, node, forms, changes_since=changes, yours=edits)
 
 
-def _preview_row(change: StandingChange) -> dict[str, Any]:
-    """A preview line as pbsfs prints percentages (float32 × 100, 3 places) and factors."""
-
-    def perc(value: float | None) -> str:
-        return "" if value is None else f"{percent(value):.3f}%"
-
-    def factor(value: float | None) -> str:
-        return "" if value is None else f"{value:.6f}"
-
-    before, after = change.factor_before, change.factor_after
-    if before is None:
-        trend = "new"
-    elif after is None:
-        trend = "removed"
-    else:
-        trend = "better" if after > before else "worse" if after < before else "same"
-    return {
-        "name": change.name,
-        "was": change.old_name if change.old_name != change.name else "",
-        "parent": change.parent,
-        "leaf": change.leaf,
-        "perc_before": perc(change.perc_before),
-        "perc_after": perc(change.perc_after),
-        "factor_before": factor(before),
-        "factor_after": factor(after),
-        "trend": trend,
-    }
-
-
 def _existing(cluster: Cluster, changes: Any) -> set[int]:
     """The ids of the changed nodes still in the tree (their names link to their pages)."""
     ids = {change.node_id for change in changes if change.node_id is not None}
@@ -265,7 +236,7 @@ def _page(
     form = forms.form
     version = form.cleaned_data["version"] if form.is_bound else form.initial["version"]
     opened = form.cleaned_data["opened_at"] if form.is_bound else form.initial["opened_at"]
-    rows = [_preview_row(change) for change in preview.changes] if preview else []
+    rows = [standing_row(change) for change in preview.changes] if preview else []
     return render(
         request,
         "trees/edit.html",

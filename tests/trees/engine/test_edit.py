@@ -12,8 +12,10 @@ from trees.engine.edit import (
     WHOLE_EDIT,
     ChildEdit,
     EditedTree,
+    EntryChange,
     StandingChange,
     edit_tree,
+    entries_diff,
     name_problem,
     standing_changes,
     tree_version,
@@ -313,3 +315,37 @@ def test_preview_rows_are_exactly_the_nodes_whose_numbers_differ(shares, remove)
         after.name(n) for n in range(1, len(after))
     }
     assert {name for name, row in rows.items() if row.perc_after is None} == gone
+
+
+def test_entries_diff_names_every_kind_of_change_by_hand() -> None:
+    old = [
+        GroupDef("B1", 100, "root", 10),
+        GroupDef("L1", 101, "B1", 10),
+        GroupDef("B2", 200, "root", 20),
+        GroupDef("L3", 201, "B2", 10),
+        GroupDef("L7", 400, "root", 40),
+    ]
+    new = [
+        GroupDef("B1", 100, "root", 10),  # loses L1: now an entity
+        GroupDef("Bx", 200, "root", 25),  # B2's cgroup: renamed, and re-shared
+        GroupDef("L3", 201, "Bx", 10),  # under the renamed group: moved
+        GroupDef("L7", 400, "root", 40),  # as it was: not listed
+        GroupDef("L9", 900, "L7", 1),  # new, and L7 now a group
+    ]
+    assert entries_diff(old, new) == [
+        EntryChange("B1", "now an entity", "under root, 10 shares", "under root, 10 shares"),
+        EntryChange(
+            "Bx",
+            "renamed from B2 (same cgroup; usage stays with the old name), re-shared",
+            "under root, 20 shares",
+            "under root, 25 shares",
+        ),
+        EntryChange("L3", "moved", "under B2, 10 shares", "under Bx, 10 shares"),
+        EntryChange("L7", "now a group", "under root, 40 shares", "under root, 40 shares"),
+        EntryChange("L9", "added", "", "under L7, 1 shares"),
+        EntryChange("L1", "removed", "under B1, 10 shares", ""),
+    ]
+
+
+def test_entries_diff_of_a_file_with_the_same_tree_is_empty() -> None:
+    assert entries_diff(SEED_GROUPS, list(SEED_GROUPS)) == []

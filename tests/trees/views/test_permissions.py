@@ -11,7 +11,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
 
+from accounting.models import FilesUpload
 from tests.trees.views.conftest import node
 from trees.models import Cluster, Membership, Role
 
@@ -62,6 +64,9 @@ MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
     "trees:resource-group": ("/clusters/hpc/resource_group", ADMINS, ADMINS),
     "accounting:import": ("/clusters/hpc/import/", ADMINS, ADMINS),
     "accounting:import-new": ("/import/", ADMINS, ADMINS),
+    "accounting:upload": ("/imports/{upload}/", ADMINS, ADMINS),
+    "accounting:upload-state": ("/imports/{upload}/state.json", ADMINS, ADMINS),
+    "accounting:upload-rejects": ("/imports/{upload}/rejected.csv", ADMINS, ADMINS),
 }
 
 
@@ -89,7 +94,12 @@ def test_who_gets_what(name: str, private: bool) -> None:
     other = User.objects.create_user("other", password="pw")
     Membership.objects.create(user=other, node=node("hpc", "cryo-em"), role=Role.MEMBER)
     path, when_off, when_on = MATRIX[name]
-    url = path.format(mine=node("hpc", "cond-matter").pk, theirs=node("hpc", "gravwaves").pk)
+    done = FilesUpload.objects.create(
+        cluster_name="hpc", kind="sched_config", state="done", uploaded_at=timezone.now()
+    )
+    url = path.format(
+        mine=node("hpc", "cond-matter").pk, theirs=node("hpc", "gravwaves").pk, upload=done.pk
+    )
     got = []
     for person in PEOPLE:
         client = Client()

@@ -36,6 +36,7 @@ class Command(FairshareCommand):
         self.stdout.write(
             f"{path}: imported {len(parsed.entries)} entries into cluster {options['cluster']}"
             f"{' (new)' if summary.cluster_created else ''}; rejected {len(parsed.rejected)} lines;"
-            f" {summary.created} nodes added, {summary.updated} updated, {summary.removed} removed,"
+            f" {summary.entries_added} entries added, {summary.entries_changed} re-shared or moved,"
+            f" {summary.entries_removed} removed,"
             f" {summary.unknown_entities} entities under unknown"
         )
