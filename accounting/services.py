@@ -67,6 +67,7 @@ from trees.formats.pbsfs import UsageDatabase
 from trees.formats.rejected import RejectedLine
 from trees.formats.resource_group import parse_resource_group
 from trees.formats.sched_config import parse_sched_config
+from trees.formats.usage_file import MAX_FILE_BYTES as USAGE_FILE_MAX_BYTES
 from trees.formats.usage_file import read_usage_file
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler
 from trees.selectors import (
@@ -1128,6 +1129,10 @@ def _sched_config_import(cluster_name: str, name: str, path: Path) -> FilesImpor
 
 
 def _pbs_usage_import(cluster_name: str, name: str, path: Path) -> FilesImport:
+    size = path.stat().st_size
+    if size > USAGE_FILE_MAX_BYTES:
+        refused = f"{size:,} bytes is more than a usage file of 4 million entities"
+        return _refused(SiteFile.PBS_USAGE, cluster_name, name, refused, {}, [])
     usage = read_usage_file(path.read_bytes())  # the format is read whole, as PBS does
     rejects = [
         ImportReject(name, bad.record, bad.field, bad.reason, byte=bad.offset)

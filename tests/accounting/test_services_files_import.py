@@ -3,6 +3,7 @@ rejected lines (file as uploaded, line, field, reason) and the same refusals."""
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -292,3 +293,13 @@ def test_usage_records_with_absurd_usage_or_no_name_are_rejected(tmp_path: Path)
         (3, "name", "name is empty"),
     ]
     assert done.totals["records"] == 2
+
+
+def test_a_usage_file_too_big_to_be_one_is_refused_unread(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr("accounting.services.USAGE_FILE_MAX_BYTES", 100)
+    data = write_usage_file([UsageRecord(f"u{n}", 5.0) for n in range(5)], last_decay=0)
+    done = upload("site", SiteFile.PBS_USAGE, ("usage", Path(write_file(tmp_path, "usage", data))))
+    assert (done.imported, done.outcome) == (
+        False,
+        "352 bytes is more than a usage file of 4 million entities",
+    )

@@ -35,6 +35,9 @@ OLDEST_LAST_DECAY = 946713600  # 2000-01-01: PBS refuses a last_decay in (0, thi
 # More usage than any site accrues (a million cores for 30 years is 1e15 core-seconds): such a
 # record is bytes of something else read as a double, as in a file of another kind.
 MAX_USAGE = 1e30
+# Four million entities' records: a usage file is read whole, as PBS reads it, so a bigger
+# file (of another kind) is refused before it is read.
+MAX_FILE_BYTES = 256 << 20
 
 
 @dataclass(frozen=True)
