@@ -28,7 +28,7 @@ from typing import IO, Any, Literal, NamedTuple, cast
 
 from accounting.copy_text import SOURCE_MAX, TEXT_MAX, CopyLines, node_text, with_node
 from accounting.entities import SwfAccountFrom, pbs_entity, pbs_placement, slurm_entity, swf_named
-from accounting.parsers.pbs import read_pbs_accounting
+from accounting.parsers.pbs import read_pbs_log
 from accounting.parsers.pbs import record_type as pbs_record_type
 from accounting.parsers.records import USAGE_RESOURCES, JobRecord, JobState, Parsed, Recognised
 from accounting.parsers.sacct import read_sacct
@@ -84,7 +84,7 @@ _LIMITS = (
 )
 _GZIP_MAGIC = b"\x1f\x8b"
 _LABELS = {
-    "pbs_accounting": "PBS accounting logs",
+    "pbs_accounting": "PBS accounting log",
     "swf": "SWF workload trace",
     "sacct": "Slurm sacct dump",
 }
@@ -250,7 +250,7 @@ class _Reader:
         lines = self._lines()
         source = self.preparation.source
         if source == "pbs_accounting":
-            return read_pbs_accounting(lines)
+            return read_pbs_log(lines)
         if source == "sacct":
             return read_sacct(lines, tz=self.preparation.time_zone)
         account_from = self.preparation.swf_account_from

@@ -1208,12 +1208,17 @@ def _accounting_import(cluster_name: str, files: Sequence[tuple[str, Path]]) -> 
         for bad in summary.rejects
     ]
     stored = result.stored_anything
+    # Files refused whole (another kind of file, unreadable) say why in one line each.
+    refusals = [f"{bad.file}: {bad.reason}" for bad in rejects if bad.field == "file"]
     return FilesImport(
         kind=SiteFile.PBS_ACCOUNTING,
         cluster=cluster_name,
         imported=stored,
-        outcome=f"ingest run {run.pk}" if stored else "no job run in the input",
-        cluster_created=not existed,
+        outcome=f"ingest run {run.pk}"
+        if stored
+        else "; ".join(["no job run in the input", *refusals]),
+        # ingest leaves no new cluster behind when it stores nothing
+        cluster_created=not existed and Cluster.objects.filter(name=cluster_name).exists(),
         files=per_file,
         totals=totals,
         rejects=rejects,
@@ -1471,6 +1476,7 @@ def _result_document(result: FilesImport) -> dict[str, Any]:
         "cluster_created": result.cluster_created,
         "files": [[row.file, row.counts] for row in result.files],
         "totals": result.totals,
+        "order": list(result.totals),  # PostgreSQL's jsonb keeps no key order
         "unknown_entities": result.unknown_entities,
     }
 

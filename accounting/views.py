@@ -216,7 +216,7 @@ def _context(upload: FilesUpload, form: ConfirmForm, note: str) -> dict[str, Any
     shown = settings.UPLOAD_REJECTS_SHOWN
     result = upload.result
     totals = result.get("totals") or {}
-    keys = list(totals)
+    keys = result.get("order") or list(totals)
     preview = upload.preview if upload.state == UploadState.PREVIEW else {}
     standing = preview.get("standing", [])
     return {

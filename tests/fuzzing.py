@@ -138,3 +138,16 @@ def mutations(
         check_mutation(parse, good, mutable, data.draw, junk, paired)
 
     return body
+
+
+def shared_seeds(*patterns: str, lines: int = 200) -> list[bytes]:
+    """Real inputs from the shared data beside the checkout (tests/conftest.py SHARED), their
+    first `lines` lines each, to mutate beside a test's built-in seeds; none when it is absent."""
+    from tests.conftest import SHARED
+
+    seeds = []
+    for pattern in patterns:
+        for path in sorted(SHARED.glob(pattern)):
+            if path.is_file():
+                seeds.append(b"".join(path.read_bytes().splitlines(keepends=True)[:lines]))
+    return seeds

@@ -46,7 +46,7 @@ from trees.engine.pbs import (
 )
 from trees.engine.tree import ROOT, subtree_ends
 from trees.formats.pbsfs import PbsfsResult, UsageDatabase, run_pbsfs
-from trees.formats.sched_config import FairshareConfig
+from trees.formats.sched_config import MAX_DECAY_TIME, FairshareConfig
 from trees.formats.usage_file import RejectedRecord, UsageFile, screen_records
 from trees.models import (
     Cluster,
@@ -121,6 +121,11 @@ def cluster_get_or_create(*, name: str, scheduler: str = Scheduler.PBS) -> tuple
     return cluster, created
 
 
+# An import that imports nothing leaves no new cluster behind (raised inside its transaction,
+# so that the cluster made for it is rolled back too).
+_NOTHING_FOR_A_NEW_CLUSTER = "the file holds no {} to import: cluster {} is not created"
+
+
 @dataclass(frozen=True)
 class StoreSummary:
     nodes: int
@@ -155,6 +160,8 @@ def resource_group_import(
     """
     with transaction.atomic():
         cluster, created = cluster_get_or_create(name=cluster_name)
+        if created and not groups:
+            raise ValidationError(_NOTHING_FOR_A_NEW_CLUSTER.format("entry", cluster_name))
         state = pbs_state_get(cluster=cluster)
         if version is not None and tree_version(state.groups) != version:
             raise TreeChanged([])
@@ -268,6 +275,10 @@ def sched_config_import(*, cluster_name: str, config: FairshareConfig) -> StoreS
     """Take the fairshare keys of a sched_config (PBS's defaults for keys it leaves unset)."""
     if config.refused:
         raise ValidationError(config.refused)
+    if not 0 < config.decay_time <= MAX_DECAY_TIME:  # timedelta overflows long before 1e24 s
+        raise ValidationError(
+            f"decay_time {config.decay_time} s is not within 1 s and {MAX_DECAY_TIME} s"
+        )
     with transaction.atomic():
         cluster, created = cluster_get_or_create(name=cluster_name)
         formula_changed = cluster.fairshare_usage_res != config.fairshare_usage_res
@@ -333,6 +344,8 @@ def pbs_usage_import(*, cluster_name: str, usage: UsageFile) -> UsageImport:
         if not kept and (usage.rejected or screened):
             transaction.set_rollback(True)
             return UsageImport(summary=None, screened=screened, imported=0)
+        if created and not kept:
+            raise ValidationError(_NOTHING_FOR_A_NEW_CLUSTER.format("usage record", cluster_name))
         database = UsageDatabase(exists=True, last_decay=usage.last_decay, records=tuple(kept))
         summary = _pbs_store(
             cluster,

@@ -29,6 +29,7 @@ __all__ = [
     "parse_job_id",
     "quote_value",
     "read_pbs_accounting",
+    "read_pbs_log",
     "record_type",
     "split_attributes",
 ]
@@ -61,6 +62,10 @@ _SIZE_UNITS = {"kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40}
 # Arguments for map(str.split, tokens, _EQUALS, _ONCE): the fastest way to split on the first =.
 _EQUALS = repeat("=")
 _ONCE = repeat(1)
+# A record's shape, to tell a log with bad records from a file of another kind: a date and a
+# time, a one-character type between ';'s, an id and a message.
+_RECORD_SHAPE = "MM/DD/YYYY HH:MM:SS;T;ID;MESSAGE"
+_SHAPE = re.compile(rb"\d\d/\d\d/\d{4} \d\d:\d\d:\d\d;[^;];[^;]*;")
 # What accounting.c prints after the date: ` HH:MM:SS` of struct tm (which has leap seconds).
 _TIME_OF_DAY = re.compile(r" (?:[01]\d|2[0-3]):[0-5]\d:(?:[0-5]\d|60)", re.ASCII).fullmatch
 
@@ -266,6 +271,49 @@ def read_pbs_accounting(lines: Iterable[bytes | str]) -> Iterator[Parsed]:
         yield Recognised(number, kind)
     for ident, (number, text, message) in started.items():
         yield _job_run(number, text, "S", ident, message)
+
+
+def read_pbs_log(lines: Iterable[bytes | str]) -> Iterator[Parsed]:
+    """read_pbs_accounting for a whole file: when none of its lines has a record's shape, it is
+    another kind of file, and one more RejectedLine (field `file`, on its last line) says so."""
+    watch = _ShapeWatch()
+    yield from read_pbs_accounting(watch.lines(lines))
+    if watch.unshaped and not watch.shaped:
+        count = watch.unshaped
+        which = "its only line has no" if count == 1 else f"none of its {count} lines has a"
+        reason = f"not a PBS accounting log: {which} record's shape ({_RECORD_SHAPE})"
+        yield RejectedLine(line=watch.last, field="file", reason=reason, text="")
+
+
+class _ShapeWatch:
+    """Passes lines on, counting the non-blank ones until one has a record's shape."""
+
+    def __init__(self) -> None:
+        self.shaped = False
+        self.unshaped = 0
+        self.last = 0  # the number of the last non-blank line counted
+
+    def lines(self, lines: Iterable[bytes | str]) -> Iterator[bytes | str]:
+        remaining = iter(lines)
+        for number, line in enumerate(remaining, 1):
+            raw = line if isinstance(line, bytes) else line.encode(errors="replace")
+            if _SHAPE.match(raw):
+                self.shaped = True
+                yield line
+                yield from remaining  # the rest unwatched, at full speed
+                return
+            if not _is_blank(raw):
+                self.unshaped, self.last = self.unshaped + 1, number
+            yield line
+
+
+def _is_blank(raw: bytes) -> bool:
+    """Whether read_pbs_accounting skips the line (gives it no item)."""
+    try:
+        text = raw.decode().rstrip("\r\n")
+    except UnicodeDecodeError:
+        return False
+    return not text or text.isspace()
 
 
 def _job_run(line: int, text: str, kind: str, ident: str, message: str) -> Parsed:

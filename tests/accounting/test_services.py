@@ -197,7 +197,7 @@ def test_an_swf_given_as_a_pbs_log_is_refused_after_its_first_lines(tmp_path: Pa
     result = pbs_ingest(write_file(tmp_path, "20260301", swf))
     (day,) = result.files
     assert (day.rejected, day.read) == (101, 100)
-    assert day.rejects[-1].reason.startswith("not a PBS accounting logs: its first 100 lines")
+    assert day.rejects[-1].reason.startswith("not a PBS accounting log: its first 100 lines")
     assert not result.stored_anything
 
 

@@ -96,13 +96,26 @@ def test_strict_imports_nothing_when_a_line_is_rejected(tmp_path: Path) -> None:
 
 
 def test_a_tree_of_only_bad_lines_imports_nothing(tmp_path: Path) -> None:
-    path = Path(write_file(tmp_path, "rg", "bad line\n"))
+    path = Path(write_file(tmp_path, "rg", "bad line\nu1 11 g1 abc\n"))
     done = upload("empty", SiteFile.RESOURCE_GROUP, ("rg", path))
     assert (done.imported, done.outcome, done.totals) == (
         False,
-        "1 lines rejected",
-        {"entries": 0, "rejected": 1},
+        "2 lines rejected",
+        {"entries": 0, "rejected": 2},
     )
+    assert [(bad.line, bad.field) for bad in done.rejects] == [(1, "line"), (2, "parent")]
+    assert not Cluster.objects.filter(name="empty").exists()
+
+
+def test_a_text_file_of_another_kind_is_no_resource_group(tmp_path: Path) -> None:
+    path = Path(write_file(tmp_path, "notes", "buy milk\n\nrenew the certificate\n"))
+    done = upload("empty", SiteFile.RESOURCE_GROUP, ("notes", path))
+    assert (done.imported, done.outcome, done.totals) == (
+        False,
+        "none of its 2 lines is `name cgroup parent shares`: not a resource_group",
+        {"entries": 0, "rejected": 2},
+    )
+    assert [(bad.line, bad.field) for bad in done.rejects] == [(1, "line"), (3, "line")]
     assert not Cluster.objects.filter(name="empty").exists()
 
 
@@ -220,8 +233,41 @@ def test_accounting_logs_in_day_order_and_again_as_duplicates(tmp_path: Path) ->
 def test_garbage_alone_stores_nothing(tmp_path: Path) -> None:
     path = Path(write_file(tmp_path, "20260301", "\x00\x01binary\n"))
     done = upload("site", SiteFile.PBS_ACCOUNTING, ("garbage.log", path))
-    assert (done.imported, done.outcome) == (False, "no job run in the input")
-    assert [(bad.file, bad.line, bad.field) for bad in done.rejects] == [("garbage.log", 1, "line")]
+    refused = (
+        "not a PBS accounting log: its only line has no record's shape"
+        " (MM/DD/YYYY HH:MM:SS;T;ID;MESSAGE)"
+    )
+    assert (done.imported, done.outcome) == (
+        False,
+        f"no job run in the input; garbage.log: {refused}",
+    )
+    assert [(bad.file, bad.line, bad.field) for bad in done.rejects] == [
+        ("garbage.log", 1, "line"),
+        ("garbage.log", 1, "file"),
+    ]
+    assert (done.totals["read"], done.cluster_created) == (1, False)
+    assert not Cluster.objects.filter(name="site").exists()
+
+
+def test_a_text_file_of_another_kind_is_no_accounting_log(tmp_path: Path) -> None:
+    """Short files too (the first 100 lines rule does not reach them): one reason for the file,
+    beside each line's; a log whose records are all bad is still a log."""
+    notes = Path(write_file(tmp_path, "notes", "buy milk\n\nrenew the certificate\n"))
+    bad_records = Path(write_file(tmp_path, "20260301", "03/01/2026 10:00:00;E;;x\n"))
+    done = upload("typo", SiteFile.PBS_ACCOUNTING, ("notes", notes), ("20260301", bad_records))
+    assert [(bad.file, bad.line, bad.field) for bad in done.rejects] == [
+        ("20260301", 1, "id"),
+        ("notes", 1, "line"),
+        ("notes", 3, "line"),
+        ("notes", 3, "file"),
+    ]
+    assert done.rejects[-1].reason == (
+        "not a PBS accounting log: none of its 2 lines has a record's shape"
+        " (MM/DD/YYYY HH:MM:SS;T;ID;MESSAGE)"
+    )
+    assert done.totals == logs(3, 0, 0, 0, 4)
+    assert (done.imported, done.cluster_created) == (False, False)
+    assert not Cluster.objects.filter(name="typo").exists()
 
 
 def test_real_accounting_logs_uploaded_twice() -> None:
@@ -262,8 +308,9 @@ def test_random_bytes_as_accounting_logs_store_nothing_and_make_no_cluster(
 ) -> None:
     path = Path(write_file(tmp_path, "20260301", JUNK))
     done = upload("typo", SiteFile.PBS_ACCOUNTING, ("20260301", path))
-    assert (done.imported, done.outcome) == (False, "no job run in the input")
-    assert done.rejects[-1].reason.startswith("not a PBS accounting logs: its first 100 lines")
+    assert not done.imported
+    assert done.outcome.startswith("no job run in the input; 20260301: not a PBS accounting")
+    assert done.rejects[-1].reason.startswith("not a PBS accounting log: its first 100 lines")
     assert len(done.rejects) == 101
     assert not Cluster.objects.filter(name="typo").exists()
 

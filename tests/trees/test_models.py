@@ -1,7 +1,10 @@
+import importlib
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.apps import apps
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, connection, transaction
 
 from trees.models import Cluster, Node, NodeKind, ShareChange
 
@@ -84,3 +87,28 @@ def test_the_listing_is_current_only_for_the_tree_as_last_stored() -> None:
     assert Cluster(name="c", metrics_updated_at=stored, listed_at=stored).listing_current
     later = stored + timedelta(minutes=10)
     assert not Cluster(name="c", metrics_updated_at=later, listed_at=stored).listing_current
+
+
+def test_the_decay_interval_is_at_most_ten_years() -> None:
+    """Past ten years the coming decays leave the calendar (every recovery.json was a 500)."""
+    Cluster.objects.create(name="ok", decay_interval=timedelta(days=3660))
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Cluster.objects.create(name="d", decay_interval=timedelta(days=3660, seconds=1))
+    with pytest.raises(ValidationError, match="cluster_decay_interval_at_most_ten_years"):
+        Cluster(name="d", decay_interval=timedelta(hours=10**9)).full_clean()
+
+
+def test_a_cluster_stored_before_the_bound_is_brought_within_it() -> None:
+    if connection.vendor != "sqlite":
+        pytest.skip("stores a value past the CHECK with SQLite's ignore_check_constraints")
+    cluster = Cluster.objects.create(name="old")
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA ignore_check_constraints = 1")
+        try:
+            Cluster.objects.filter(pk=cluster.pk).update(decay_interval=timedelta(hours=10**9))
+        finally:
+            cursor.execute("PRAGMA ignore_check_constraints = 0")
+    migration = importlib.import_module("trees.migrations.0008_decay_interval_at_most_ten_years")
+    migration.clamp_decay_intervals(apps, None)
+    cluster.refresh_from_db()
+    assert cluster.decay_interval == timedelta(days=3660)

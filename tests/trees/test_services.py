@@ -1,17 +1,20 @@
 """trees.services: the cluster's job_sort_formula, removing a cluster, logins and their places."""
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
+from django.test import Client
 
 from accounting.models import Cycle, IngestRun, Job, NodeHistory
 from accounting.services import cycle_run
 from tests.accounting.test_services import DAY1, TREE, pbs_ingest
 from tests.conftest import write_file
 from trees.formats.resource_group import parse_resource_group
+from trees.formats.sched_config import FairshareConfig, parse_sched_config
 from trees.models import Cluster, ListedNode, Membership, Node, Person, Role, ShareChange
 from trees.selectors import cluster_get, epoch_time, node_get
 from trees.services import (
@@ -22,6 +25,7 @@ from trees.services import (
     membership_set,
     person_set,
     resource_group_import,
+    sched_config_import,
     tree_listing_write,
 )
 
@@ -128,3 +132,36 @@ def test_an_import_on_a_tree_changed_since_its_preview_is_refused(site: Cluster)
             cluster_name="site", groups=[], pbs_messages=[], source="t", version="0" * 32
         )
     assert Node.objects.filter(cluster=site, name="chem").exists()
+
+
+@pytest.mark.parametrize("value", ["1000000000:00:00", "99999999999999999999:00:00"])
+def test_a_decay_time_past_the_calendar_leaves_the_cluster_valid(
+    site: Cluster, value: str, client: Client
+) -> None:
+    config = parse_sched_config(f"fairshare_decay_time: {value}\nunknown_shares: 5\n".encode())
+    assert [(bad.line, bad.key) for bad in config.problems] == [(1, "fairshare_decay_time")]
+    sched_config_import(cluster_name="site", config=config)
+    cluster = cluster_get(name="site")
+    cluster.full_clean(exclude=["nodes"])
+    assert (cluster.decay_interval, cluster.unknown_shares) == (timedelta(hours=24), 5)
+    client.force_login(User.objects.create_user("admin", is_staff=True))
+    leaf = Node.objects.filter(cluster=cluster, kind="user").first()
+    assert leaf is not None
+    assert client.get(f"/clusters/site/nodes/{leaf.pk}/recovery.json").status_code == 200
+
+
+def test_sched_config_import_refuses_a_decay_time_it_cannot_store() -> None:
+    with pytest.raises(ValidationError, match="decay_time 1000000000000000000000000 s is not"):
+        sched_config_import(cluster_name="new", config=FairshareConfig(decay_time=10**24))
+    assert not Cluster.objects.filter(name="new").exists()
+
+
+def test_a_resource_group_without_entries_makes_no_cluster(site: Cluster) -> None:
+    with pytest.raises(ValidationError, match="holds no entry to import: cluster new is not"):
+        resource_group_import(cluster_name="new", groups=[], pbs_messages=[], source="t")
+    assert not Cluster.objects.filter(name="new").exists()
+    resource_group_import(cluster_name="site", groups=[], pbs_messages=[], source="t")
+    assert list(Node.objects.filter(cluster=site).values_list("name", flat=True)) == [
+        "TREEROOT",
+        "unknown",
+    ]

@@ -33,6 +33,7 @@ _C_SPACE = b" \t\n\v\f\r"
 _STRTOL = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
 # Control bytes no text file holds (a NUL alone is PBS's: fgets and strlen cut the line there).
 _BINARY = re.compile(rb"[\x01-\x08\x0e-\x1f\x7f]")
+_INTEGER = re.compile(rb"\s*[+-]?[0-9]+\s*")
 
 
 @dataclass
@@ -74,18 +75,29 @@ def _number_problem(token: str, column: str) -> str:
 
 
 def parse_resource_group(source: BinaryIO | bytes) -> ResourceGroup:
-    """Every accepted entry with its line number, and every rejected line with its reasons;
-    a file with control bytes is no resource_group (a binary file): refused whole."""
+    """Every accepted entry with its line number, and every rejected line with its reasons.
+
+    Refused whole (`refused`, no entries): a file with control bytes (binary, nothing else is
+    said), one whose lines are all blank, and one of which no line has an entry's shape (bad
+    values and all; each line's rejection is kept): another kind of file, which would read as
+    a tree that removes every node.
+    """
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
     result = ResourceGroup()
     known = {TREEROOT, UNKNOWN}
+    shaped = unshaped = comments = number = 0
     for number, (raw, binary) in enumerate(_fgets_lines(stream), start=1):
         if binary:
             reason = f"line {number} holds control bytes: not a resource_group, which is text"
             return ResourceGroup(refused=reason)
         stripped = raw.lstrip(_C_SPACE)
         if not stripped or stripped[:1] in (b"#", b"*"):
+            comments += 1 if stripped else 0
             continue
+        if _entry_shaped(raw):
+            shaped += 1
+        else:
+            unshaped += 1
         try:
             text = raw.decode()
         except UnicodeDecodeError as exc:
@@ -99,7 +111,24 @@ def parse_resource_group(source: BinaryIO | bytes) -> ResourceGroup:
         else:
             known.add(bad.name)
             result.entries.append((number, bad))
+    if not shaped and (unshaped or (number and not comments)):
+        result.refused = _refusal(unshaped)
     return result
+
+
+def _entry_shaped(raw: bytes) -> bool:
+    """Whether a line has an entry's shape, bad values and all: four fields (more are
+    ignored), the cgroup or the shares a whole number."""
+    tokens = [token for token in re.split(rb"[ \t]+", raw) if token][:4]
+    return len(tokens) == 4 and any(_INTEGER.fullmatch(tokens[i]) for i in (1, 3))
+
+
+def _refusal(unshaped: int) -> str:
+    """Why a text file with no entry's shape is no resource_group."""
+    if not unshaped:
+        return "holds only blank lines: not a resource_group"
+    which = "its only line is not" if unshaped == 1 else f"none of its {unshaped} lines is"
+    return f"{which} `name cgroup parent shares`: not a resource_group"
 
 
 def _check_line(line: int, text: str, known: set[str]) -> GroupDef | RejectedLine:

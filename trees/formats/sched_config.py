@@ -35,6 +35,8 @@ _KEYS = frozenset(
 _C_SPACE = " \t\n\v\f\r"
 # Control bytes no text file holds (a NUL alone is PBS's: fgets and strlen cut the line there).
 _BINARY = re.compile(rb"[\x01-\x08\x0e-\x1f\x7f]")
+# A line that is a setting: a key (every PBS key is a word) and its colon.
+_SETTING = re.compile(r"[A-Za-z_]\w*[ \t]*:", re.ASCII)
 _TIME = re.compile(r"(?:(\d+):)?(\d+):(\d+(?:\.\d*)?)|(\d+(?:\.\d*)?)", re.ASCII)
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
@@ -102,11 +104,13 @@ def _whole_seconds(text: str) -> int | None:
 
 
 def parse_sched_config(source: BinaryIO | bytes) -> FairshareConfig:
-    """The fairshare keys; a file that is not text, or has lines but none `name: value`, is
-    refused whole (`refused`), as bytes of another kind of file would read as no keys."""
+    """The fairshare keys; a file that is not text, whose lines are all blank, or that holds
+    more lines of other kinds than `name: value` lines, is refused whole (`refused`), as bytes
+    of another kind of file would read as no keys and PBS's defaults. An empty file, or one of
+    comments, is PBS's defaults."""
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
     config = FairshareConfig()
-    settings = unread = 0
+    settings = unread = comments = number = 0
     for number, raw in enumerate(stream, start=1):
         if _BINARY.search(raw):
             return FairshareConfig(
@@ -115,8 +119,9 @@ def parse_sched_config(source: BinaryIO | bytes) -> FairshareConfig:
         text = raw.decode("utf-8", errors="replace").rstrip("\n")
         body = text.lstrip(_C_SPACE)
         if not body or body[0] in "#*":
+            comments += 1 if body else 0
             continue
-        if ":" in text:
+        if _SETTING.match(body):
             settings += 1
         else:
             unread += 1
@@ -131,9 +136,15 @@ def parse_sched_config(source: BinaryIO | bytes) -> FairshareConfig:
         else:
             config.found[name] = number
     if unread and not settings:
+        which = "its only line is not" if unread == 1 else f"none of its {unread} lines is"
+        return FairshareConfig(refused=f"{which} `name: value`: not a sched_config")
+    if unread > settings:
         return FairshareConfig(
-            refused=f"none of its {unread} lines is `name: value`: not a sched_config"
+            refused=f"{unread} of its {unread + settings} lines are not `name: value`:"
+            " not a sched_config"
         )
+    if number and not settings and not comments:
+        return FairshareConfig(refused="holds only blank lines: not a sched_config")
     return config
 
 

@@ -8,6 +8,7 @@ import pytest
 from accounting.models import Job
 from tests.accounting.test_services import DAY1, DAY2, SACCT, SWF
 from tests.conftest import Run, write_file
+from trees.models import Cluster
 
 pytestmark = pytest.mark.django_db
 
@@ -76,3 +77,18 @@ def test_a_formula_that_does_not_parse_is_refused_when_saved(tmp_path: Path, run
     ran = run("import_sched_config", config, "--cluster", "site")
     assert ran.status == 1
     assert "'ncpus*walltme': col 7: unknown resource 'walltme'" in ran.err
+
+
+def test_a_file_of_another_kind_is_refused_whole_and_makes_no_cluster(
+    tmp_path: Path, run: Run
+) -> None:
+    path = write_file(tmp_path, "20260301", "alice 11 grp 10\nbob 12 grp 90\n")
+    ran = run("ingest_pbs_accounting", path, "--cluster", "typo")
+    assert ran.status == 1
+    assert ran.err.splitlines()[-2:] == [
+        f"{path}:2: file: not a PBS accounting log: none of its 2 lines has a record's shape"
+        " (MM/DD/YYYY HH:MM:SS;T;ID;MESSAGE)",
+        "nothing ingested: no job run in the input",
+    ]
+    assert "read 2 (no records)" in ran.out
+    assert not Cluster.objects.filter(name="typo").exists()

@@ -147,3 +147,43 @@ def test_a_binary_file_is_refused_whole_and_makes_no_cluster(run: Run, tmp_path:
         " which is text\n"
     )
     assert not Cluster.objects.filter(name="typo").exists()
+
+
+def test_a_text_file_of_another_kind_is_refused_with_each_line_and_makes_no_cluster(
+    run: Run, tmp_path: Path
+) -> None:
+    path = tmp_path / "resource_group"
+    path.write_text("fairshare_usage_res: cput\nunknown_shares: 10\n")
+    ran = run("import_resource_group", str(path), "--cluster", "typo")
+    assert ran.status == 1
+    assert ran.err.splitlines() == [
+        "resgroup: error on line 1.",
+        f"{path}:1: line: needs 4 fields (name cgroup parent shares); parent, shares missing",
+        "resgroup: error on line 2.",
+        f"{path}:2: line: needs 4 fields (name cgroup parent shares); parent, shares missing",
+        f"{path}: nothing imported: none of its 2 lines is `name cgroup parent shares`:"
+        " not a resource_group",
+    ]
+    assert not Cluster.objects.filter(name="typo").exists()
+
+
+def test_a_file_of_comments_makes_no_cluster(run: Run, tmp_path: Path) -> None:
+    """A comment-only resource_group (OpenPBS ships one) is a tree, but imports nothing."""
+    path = tmp_path / "resource_group"
+    path.write_text("# name cgroup parent shares\n")
+    ran = run("import_resource_group", str(path), "--cluster", "typo")
+    assert (ran.status, ran.err) == (
+        1,
+        f"{path}: nothing imported: the file holds no entry to import: cluster typo is not"
+        " created\n",
+    )
+    assert not Cluster.objects.filter(name="typo").exists()
+
+
+def test_a_file_of_nuls_is_refused(run: Run, tmp_path: Path) -> None:
+    """A file zeroed by a crash reads as blank lines, which would be a tree with no node."""
+    path = tmp_path / "resource_group"
+    path.write_bytes(b"\0" * 5000)
+    ran = run("import_resource_group", str(path), "--cluster", "typo")
+    assert ran.err == f"{path}: nothing imported: holds only blank lines: not a resource_group\n"
+    assert ran.status == 1

@@ -126,3 +126,26 @@ def test_random_bytes_are_no_usage_file(run: Run, tmp_path: Path) -> None:
     assert "records are not usage records: not a PBS usage file (read as version 1)" in ran.err
     assert ran.err.count("\n") == 1  # one reason, not a line per record
     assert not Cluster.objects.filter(name="typo").exists()
+
+
+def test_a_usage_file_of_no_record_makes_no_cluster(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "usage"
+    path.write_bytes(write_usage_file([], last_decay=LAST_DECAY))  # the header alone
+    ran = run("import_pbs_usage", str(path), "--cluster", "typo")
+    assert (ran.status, ran.err) == (
+        1,
+        f"{path}: nothing imported: the file holds no usage record to import:"
+        " cluster typo is not created\n",
+    )
+    assert not Cluster.objects.filter(name="typo").exists()
+
+
+def test_a_usage_file_of_no_record_still_resets_an_existing_cluster(
+    run: Run, forum: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "usage"
+    path.write_bytes(write_usage_file([UsageRecord("Scott", 1000.0)], last_decay=LAST_DECAY))
+    assert run("import_pbs_usage", str(path), "--cluster", forum).status == 0
+    path.write_bytes(write_usage_file([], last_decay=LAST_DECAY))
+    assert run("import_pbs_usage", str(path), "--cluster", forum).status == 0
+    assert Node.objects.get(cluster__name=forum, name="Scott").usage == 1.0

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from trees.formats.sched_config import (
+    MAX_DECAY_TIME,
     ConfigProblem,
     FairshareConfig,
     parse_decay_time,
@@ -329,3 +330,75 @@ class TestExamples:
             unknown_shares=10,
             found={"fairshare_usage_res": 1, "fairshare_decay_factor": 2, "unknown_shares": 3},
         )
+
+
+class TestDecayTimeBound:
+    """Ten years at most: 400 decays ahead (the recovery projection) must stay in the calendar,
+    and the value must fit a timedelta."""
+
+    def test_ten_years_is_the_longest_taken(self) -> None:
+        config = parse("fairshare_decay_time: 87840:00:00\n")
+        assert (config.decay_time, config.problems) == (MAX_DECAY_TIME, [])
+        assert MAX_DECAY_TIME == 87840 * 3600
+
+    @pytest.mark.parametrize(
+        ("value", "seconds"),
+        [
+            ("87840:00:01", 316224001),
+            ("1000000000:00:00", 3600000000000),
+            ("99999999999999999999:00:00", 359999999999999999996400),
+            ("316224001", 316224001),
+        ],
+    )
+    def test_a_longer_one_is_refused_with_line_key_and_reason(
+        self, value: str, seconds: int
+    ) -> None:
+        config = parse(f"# site\nfairshare_decay_time: {value}\nunknown_shares: 4\n")
+        assert config.problems == [
+            ConfigProblem(
+                2,
+                "fairshare_decay_time",
+                f"Invalid time {value}: {seconds} s is more than ten years (87840:00:00),"
+                " past which decays leave the calendar",
+            )
+        ]
+        assert (config.decay_time, config.found) == (86400, {"unknown_shares": 3})
+        assert config.refused == ""
+
+    def test_seconds_past_a_double_are_not_a_time(self) -> None:
+        config = parse(f"half_life: {'9' * 400}\n")
+        assert [(p.line, p.key) for p in config.problems] == [(1, "half_life")]
+        assert config.problems[0].reason.endswith("give HH:MM:SS, MM:SS or seconds, more than 0")
+
+
+class TestAnotherKindOfFile:
+    """Refused whole: what is not a sched_config must not read as one with PBS's defaults."""
+
+    def test_a_file_with_control_bytes_is_refused(self) -> None:
+        config = parse_sched_config(b"unknown_shares: 3\n\x01\x02\x03\n")
+        assert config == FairshareConfig(
+            refused="line 2 holds control bytes: not a sched_config, which is text"
+        )
+
+    def test_an_accounting_log_is_refused_though_its_lines_hold_colons(self) -> None:
+        log = "03/01/2026 10:00:00;Q;1.pbs;queue=workq\n03/01/2026 10:00:05;S;1.pbs;user=alice\n"
+        config = parse(log)
+        assert config.refused == "none of its 2 lines is `name: value`: not a sched_config"
+        assert (config.found, config.problems) == ({}, [])
+
+    def test_more_lines_of_another_kind_than_settings_is_refused(self) -> None:
+        text = "# qmgr?\nset server scheduling = True\nset server acl = x\nmax_starve: 1\n"
+        assert parse(text).refused == "2 of its 3 lines are not `name: value`: not a sched_config"
+
+    def test_a_file_of_nuls_or_blank_lines_is_refused(self) -> None:
+        nuls = parse_sched_config(b"\0" * 4096 + b"\n\0\n")
+        assert nuls.refused == "none of its 2 lines is `name: value`: not a sched_config"
+        assert parse(" \n\t\n\n").refused == "holds only blank lines: not a sched_config"
+
+    def test_comments_alone_are_a_sched_config_of_pbs_defaults(self) -> None:
+        config = parse("# all defaults\n\n* starred\n")
+        assert config == FairshareConfig()
+
+    def test_a_few_bad_lines_among_settings_are_not_a_refusal(self) -> None:
+        config = parse("round_robin: False all\nstray words\nfairshare_decay_factor: 0.7\n")
+        assert (config.refused, config.decay_factor, config.ignored) == ("", 0.7, 2)

@@ -20,6 +20,7 @@ class Command(FairshareCommand):
         path = options["file"]
         parsed = parse_resource_group(self.read_bytes(path))
         if parsed.refused:
+            self.report_rejected(path, parsed.rejected, strict=False, kept=1)  # each line's why
             self.fail(f"{path}: nothing imported: {parsed.refused}")
         self.report_rejected(
             path, parsed.rejected, strict=options["strict"], kept=len(parsed.entries)
