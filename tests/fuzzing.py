@@ -9,12 +9,14 @@ every good line the junk left alone must read exactly as it did before.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
+from trees.formats.rejected import RejectedLine
 
 # FUZZ_EXAMPLES=5000 pytest -k fuzz searches deeper than the suite's few seconds do.
 FUZZ = settings(
@@ -151,3 +153,16 @@ def shared_seeds(*patterns: str, lines: int = 200) -> list[bytes]:
             if path.is_file():
                 seeds.append(b"".join(path.read_bytes().splitlines(keepends=True)[:lines]))
     return seeds
+
+
+def items_reading(items: Iterable[Any]) -> Reading:
+    """A streaming reader's items (records and RejectedLines, each with its line) as a Reading."""
+    result = Reading()
+    rejected = []
+    for item in items:
+        if isinstance(item, RejectedLine):
+            rejected.append(item)
+        else:
+            result.kept.setdefault(item.line, []).append(item)
+    result.rejected = rejected
+    return result

@@ -7,7 +7,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from accounting.parsers.pbs import read_pbs_log
-from accounting.parsers.records import RejectedLine
 from tests.accounting.test_services import DAY1, DAY2
 from tests.fuzzing import (
     FUZZ,
@@ -15,6 +14,7 @@ from tests.fuzzing import (
     Reading,
     check_random_bytes,
     check_rejections,
+    items_reading,
     lines_of,
     mutations,
     shared_seeds,
@@ -26,15 +26,7 @@ SEEDS = [GOOD, *shared_seeds("data/pbs_accounting/*/*", lines=120)]
 
 
 def reading(data: bytes) -> Reading:
-    result = Reading()
-    rejected = []
-    for item in read_pbs_log(io.BytesIO(data)):  # lines as a file gives them
-        if isinstance(item, RejectedLine):
-            rejected.append(item)
-        else:
-            result.kept.setdefault(item.line, []).append(item)
-    result.rejected = rejected
-    return result
+    return items_reading(read_pbs_log(io.BytesIO(data)))  # lines as a file gives them
 
 
 def test_the_seed_reads_without_rejection() -> None:

@@ -5,25 +5,16 @@ import io
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting.parsers.records import RejectedLine
 from accounting.parsers.sacct import read_sacct
 from tests.accounting.test_services import SACCT
-from tests.fuzzing import FUZZ, Reading, check_random_bytes, lines_of, mutations
+from tests.fuzzing import FUZZ, Reading, check_random_bytes, items_reading, lines_of, mutations
 
 THIRD = SACCT.splitlines()[0].replace("11|11|", "13|13|").replace("|dan|", "|fay|")
 GOOD = (SACCT + THIRD + "\n").encode()
 
 
 def reading(data: bytes) -> Reading:
-    result = Reading()
-    rejected = []
-    for item in read_sacct(io.BytesIO(data)):
-        if isinstance(item, RejectedLine):
-            rejected.append(item)
-        else:
-            result.kept.setdefault(item.line, []).append(item)
-    result.rejected = rejected
-    return result
+    return items_reading(read_sacct(io.BytesIO(data)))  # lines as a file gives them
 
 
 def test_the_seed_reads_without_rejection() -> None:

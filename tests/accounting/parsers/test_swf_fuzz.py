@@ -5,25 +5,16 @@ import io
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting.parsers.records import RejectedLine
 from accounting.parsers.swf import SwfReader
 from tests.accounting.test_services import SWF
-from tests.fuzzing import FUZZ, Reading, check_random_bytes, lines_of, mutations
+from tests.fuzzing import FUZZ, Reading, check_random_bytes, items_reading, lines_of, mutations
 
 GOOD = (SWF + "4 200 5 60 8 -1 -1 8 600 -1 1 9 3 -1 1 -1 -1 -1\n").encode()
 JOB_LINES = [n for n, line in enumerate(lines_of(GOOD)) if line and not line.startswith(b";")]
 
 
 def reading(data: bytes) -> Reading:
-    result = Reading()
-    rejected = []
-    for item in SwfReader(io.BytesIO(data)):
-        if isinstance(item, RejectedLine):
-            rejected.append(item)
-        else:
-            result.kept.setdefault(item.line, []).append(item)
-    result.rejected = rejected
-    return result
+    return items_reading(SwfReader(io.BytesIO(data)))  # lines as a file gives them
 
 
 def test_the_seed_reads_without_rejection() -> None:
