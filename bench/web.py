@@ -8,16 +8,26 @@ medians; asserts nothing. Targets (issue 6): the tree JSON within 10x the trivia
 the history JSON under 100 ms. Whole-tree readers' tree JSON comes from the listing a task
 writes after every store (ListedNode); the bench also times that task, and the same answer
 built from the nodes, as readers get it until the task has run.
+
+Then a bounded load run under gunicorn, as the site is served: LOAD_CLIENTS threads on the
+loopback send LOAD_REQUESTS requests in all, half the whole tree's JSON and half a project's
+page, each with a timeout, the run with a deadline; it prints the errors (a status other than
+200, or no answer: 0 is the target) and each endpoint's p50, p95 and slowest answer, and exits
+1 if any request failed.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import socket
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from datetime import timedelta
@@ -31,6 +41,9 @@ from bench.postgres import database_url, run_on_fresh_database  # noqa: E402  (a
 DATABASE = "fairshare_bench_web"
 ORGANIZATIONS, PROJECTS_EACH, USERS_EACH = 10, 10, 99  # 10 + 100 + 9,900 nodes below the root
 ROUNDS = 21
+LOAD_CLIENTS, LOAD_REQUESTS = 20, 2000
+LOAD_WORKERS = 4  # gunicorn's processes: two per core of the 2-core machine
+LOAD_TIMEOUT_S, LOAD_DEADLINE_S = 60, 600
 
 
 class _Quiet(WSGIRequestHandler):
@@ -150,6 +163,112 @@ def child() -> None:
         f" {ROUNDS}; target: under 100 ms)"
     )
     server.shutdown()
+    project = Node.objects.get(cluster=cluster, name="p5-5")
+    paths = ["/clusters/bench/tree.json?levels=3", f"/clusters/bench/nodes/{project.pk}/"]
+    if not load_run(paths, cookie):
+        sys.exit(1)
+
+
+def load_run(paths: list[str], cookie: str) -> bool:
+    """LOAD_REQUESTS requests, alternating `paths`, from LOAD_CLIENTS threads against gunicorn
+    on the loopback; prints the figures, and whether every request got its 200."""
+    with tempfile.TemporaryDirectory(prefix="fairshare-bench-") as folder:
+        env = {**os.environ, "STATIC_ROOT": str(Path(folder) / "static")}
+        manage = [sys.executable, str(ROOT / "manage.py")]
+        subprocess.run([*manage, "collectstatic", "--no-input", "-v0"], check=True, env=env)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        log = (Path(folder) / "gunicorn.log").open("wb")
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "fairshare_site.wsgi", "--bind",
+             f"127.0.0.1:{port}", "--workers", str(LOAD_WORKERS), "--no-control-socket"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            base = f"http://127.0.0.1:{port}"
+            _wait_until_up(base, server)
+            return _load(base, paths, cookie)
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+            log.close()
+
+
+def _wait_until_up(base: str, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("gunicorn did not answer /healthz within 60 s")
+
+
+def _load(base: str, paths: list[str], cookie: str) -> bool:
+    timings: dict[str, list[float]] = {path: [] for path in paths}
+    errors: list[str] = []
+    lock = threading.Lock()
+    counter = iter(range(LOAD_REQUESTS))
+    deadline = time.monotonic() + LOAD_DEADLINE_S
+
+    def client() -> None:
+        while time.monotonic() < deadline:
+            with lock:
+                number = next(counter, None)
+            if number is None:
+                return
+            path = paths[number % len(paths)]
+            request = urllib.request.Request(base + path, headers={"Cookie": cookie})
+            started = time.perf_counter()
+            try:
+                with urllib.request.urlopen(request, timeout=LOAD_TIMEOUT_S) as answer:
+                    answer.read()
+                    status = answer.status
+            except urllib.error.HTTPError as exc:
+                status = exc.code
+            except OSError as exc:
+                with lock:
+                    errors.append(f"{path}: {exc}")
+                continue
+            elapsed = time.perf_counter() - started
+            with lock:
+                if status == 200:
+                    timings[path].append(elapsed)
+                else:
+                    errors.append(f"{path}: HTTP {status}")
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client) for _ in range(LOAD_CLIENTS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - started
+    done = sum(len(times) for times in timings.values())
+    print(
+        f"load under gunicorn ({LOAD_WORKERS} workers, DEBUG off): {LOAD_CLIENTS} clients,"
+        f" {done + len(errors):,} requests in {wall:.1f} s ({(done + len(errors)) / wall:.0f}/s),"
+        f" {len(errors)} errors"
+    )
+    for path, times in timings.items():
+        if times:
+            ordered = sorted(times)
+            p50 = ordered[len(ordered) // 2] * 1000
+            p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))] * 1000
+            print(
+                f"  {path}: {len(times):,} answers, p50 {p50:.0f} ms, p95 {p95:.0f} ms,"
+                f" slowest {ordered[-1] * 1000:.0f} ms"
+            )
+    for error in errors[:10]:
+        print(f"  error: {error}")
+    return not errors and done == LOAD_REQUESTS
 
 
 if __name__ == "__main__":
