@@ -88,6 +88,7 @@ def test_alice_uploads_a_resource_group_previews_it_and_applies_it(
     alice.get_by_label("resource_group (the fairshare tree)").check()
     alice.get_by_label("File(s)").set_input_files(upload)
     alice.get_by_label("Import the good lines of a resource_group").check()
+    shot(alice, "import-form-whitepaper")
     alice.get_by_role("button", name="Upload and import").click()
     expect(alice.get_by_role("heading", name="What resource_group would change")).to_be_visible()
     entries = alice.locator("table.entries tbody tr")
@@ -102,6 +103,9 @@ def test_alice_uploads_a_resource_group_previews_it_and_applies_it(
     expect(alice.get_by_role("heading", name="Imported into whitepaper")).to_be_visible()
     expect(alice.locator("table.import-figures tbody tr").first).to_contain_text("resource_group")
     shot(alice, "import-whitepaper")
+    alice.goto("/import/")
+    expect(alice.get_by_label("Cluster", exact=True)).to_contain_text("A new cluster, named below")
+    shot(alice, "import-form")
     # Put the tree back for the other tests, with its own reason.
     upload.write_text((sample / "resource_group").read_text())
     alice.goto("/clusters/whitepaper/import/")
