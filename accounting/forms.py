@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
-from accounting.services import SiteFile
+from accounting.services.site_files import SiteFile
 from trees.models import Cluster
 
 

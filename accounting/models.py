@@ -72,7 +72,7 @@ class IngestRejection(models.Model):
     text = models.TextField(blank=True)
 
     class Meta:
-        ordering = ["run", "file", "line", "id"]
+        ordering = ["run_id", "file", "line", "id"]
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.field}: {self.reason}"
@@ -152,7 +152,7 @@ class Job(models.Model):
     )
 
     class Meta:
-        ordering = ["cluster", "end", "id"]
+        ordering = ["cluster_id", "end", "id"]
         constraints = [
             models.UniqueConstraint(
                 fields=["cluster", "job_id", "run"], name="job_run_unique_per_cluster"
@@ -216,7 +216,7 @@ class Cycle(models.Model):
     started_at = models.DateTimeField(help_text="Wall-clock time the cycle ran.")
 
     class Meta:
-        ordering = ["cluster", "-at"]
+        ordering = ["cluster_id", "-at"]
         constraints = [
             models.UniqueConstraint(fields=["cluster", "at"], name="cycle_unique_per_cluster"),
         ]
@@ -260,7 +260,7 @@ class NodeHistory(models.Model):
     fairshare_rank = models.PositiveIntegerField(null=True, blank=True, help_text="Fair Tree.")
 
     class Meta:
-        ordering = ["node", "at"]
+        ordering = ["node_id", "at"]
 
     def __str__(self) -> str:
         return f"{self.node_id}@{self.at:%Y-%m-%d %H:%M:%S}"

@@ -12,8 +12,9 @@ from django.db.models.functions import Cast, Coalesce
 from accounting.models import Cycle, Job, NodeHistory
 from accounting.parsers.records import JobState
 from trees.engine.cycle import cycle_slot
+from trees.engine.times import epoch_seconds, epoch_time
 from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
-from trees.selectors import descendant_ids_get, epoch_seconds, epoch_time
+from trees.selectors.nodes import descendant_ids_get
 
 TOP_CONSUMERS = 10
 REPORT_GROUPS = ("entity", "user", "group", "project", "account", "queue")

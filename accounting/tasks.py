@@ -9,12 +9,9 @@ from celery import shared_task
 from django.utils import timezone
 
 from accounting.selectors import clusters_due, cycle_slot_of
-from accounting.services import (
-    cycle_run,
-    files_upload_run,
-    history_roll_up,
-    uploads_clean,
-)
+from accounting.services.cycles import cycle_run
+from accounting.services.history import history_roll_up
+from accounting.services.upload_runs import files_upload_run, uploads_clean
 from fairshare_site.celery import RETRIED
 from trees.models import Cluster
 

@@ -16,16 +16,12 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from accounting.forms import ConfirmForm, SiteFilesForm
 from accounting.models import FilesUpload, UploadRejection, UploadState
-from accounting.services import (
-    SiteFile,
-    UploadRefused,
-    files_upload_confirm,
-    files_upload_start,
-)
+from accounting.services.site_files import SiteFile
+from accounting.services.uploads import UploadRefused, files_upload_confirm, files_upload_start
 from fairshare_site.errors import error_response
 from trees.explanations import EXPLANATIONS
 from trees.models import Cluster
-from trees.services import TreeChanged
+from trees.services.tree_edit import TreeChanged
 
 FIGURES = {
     "entries": "Entries imported",

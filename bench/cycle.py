@@ -57,11 +57,12 @@ def child() -> None:
 
     from accounting.models import Job
     from accounting.selectors import node_history_get
-    from accounting.services import cycle_run
+    from accounting.services.cycles import cycle_run
     from bench.engine import synthetic_site
     from trees.formats.usage_file import UsageFile
     from trees.models import Cluster, Node
-    from trees.services import pbs_usage_import, resource_group_import, tree_listing_write
+    from trees.services.pbs import pbs_usage_import, resource_group_import
+    from trees.services.tree_json import tree_json_write
 
     groups, records = synthetic_site()
     started = time.perf_counter()
@@ -110,7 +111,7 @@ def child() -> None:
         )
 
     started = time.perf_counter()
-    assert tree_listing_write(cluster_id=cluster.pk)
+    assert tree_json_write(cluster_id=cluster.pk)
     print(
         f"listing the tree for tree.json, the task each store queues:"
         f" {time.perf_counter() - started:.2f} s"
@@ -162,7 +163,7 @@ def replay_hpc2n(connection: Any) -> None:
     """Ingest the HPC2N trace (SWF, 202,871 jobs, 3.5 years) and replay it in 10-minute cycles."""
     from django.core.management import call_command
 
-    from accounting.services import replay
+    from accounting.services.replay import replay
     from trees.models import Cluster
 
     if not HPC2N.exists():

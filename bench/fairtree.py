@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from trees.engine.fairtree import (
+from trees.engine.slurm import (
     USE_PARENT,
     Algorithm,
     AssociationDef,

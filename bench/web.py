@@ -6,7 +6,7 @@ whose `postgres` database may be used to create `fairshare_bench_web`). The appl
 with production settings (DEBUG off) in a WSGI server thread and is asked over HTTP. Prints
 medians; asserts nothing. Targets (issue 6): the tree JSON within 10x the trivial endpoint;
 the history JSON under 100 ms. Whole-tree readers' tree JSON comes from the listing a task
-writes after every store (ListedNode); the bench also times that task, and the same answer
+writes after every store (TreeJsonRow); the bench also times that task, and the same answer
 built from the nodes, as readers get it until the task has run.
 
 Then a bounded load run under gunicorn, as the site is served: LOAD_CLIENTS threads on the
@@ -90,7 +90,8 @@ def child() -> None:
     from bench.cycle import history_instants
     from trees.engine.pbs import GroupDef
     from trees.models import Cluster, Node
-    from trees.services import resource_group_import, tree_listing_write
+    from trees.services.pbs import resource_group_import
+    from trees.services.tree_json import tree_json_write
 
     rng = random.Random(6)
     groups, cgroup = [], 10
@@ -135,11 +136,11 @@ def child() -> None:
     first, first_size = median_ms(getter("/clusters/bench/tree.json"))
     writes = []
     for _ in range(5):
-        Cluster.objects.filter(pk=cluster.pk).update(listed_at=None)
+        Cluster.objects.filter(pk=cluster.pk).update(tree_json_at=None)
         started = time.perf_counter()
-        tree_listing_write(cluster_id=cluster.pk)
+        tree_json_write(cluster_id=cluster.pk)
         writes.append(time.perf_counter() - started)
-    Cluster.objects.filter(pk=cluster.pk).update(listed_at=None)  # as until its task has run
+    Cluster.objects.filter(pk=cluster.pk).update(tree_json_at=None)  # as until its task has run
     built, _ = median_ms(getter("/clusters/bench/tree.json?levels=3"))
     print(f"tree of {nodes:,} nodes; the server is a WSGI thread with DEBUG off")
     print(f"trivial endpoint /healthz: {trivial:.2f} ms (median of {ROUNDS})")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AnonymousUser, User
 
 from trees.models import Cluster, Membership, Node, NodeKind, Person, Role
-from trees.selectors import ancestor_ids_get, descendant_ids_get
+from trees.selectors.nodes import ancestor_ids_get, descendant_ids_get
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,11 @@
-"""One plain sentence for each number the pages show: what it means and which way is good."""
+"""The pages' words: one plain sentence for each number they show (what it means and which way
+is good), and the sentences that explain a comparison or a recovery."""
+
+from __future__ import annotations
+
+from trees.engine.pbs import TREEROOT
+from trees.selectors.compare import PbsComparison, SlurmComparison
+from trees.selectors.standing import RecoveryProjection
 
 EXPLANATIONS = {
     "shares": "The node's entitlement among its siblings: more shares, a bigger slice.",
@@ -53,3 +60,100 @@ EXPLANATIONS |= {
     "import_unknown_entities": "Entities with usage that the tree does not hold; PBS charges"
     " them under `unknown`, so fewer is better.",
 }
+
+
+def pbs_comparison_explained(comparison: PbsComparison, unit: str) -> list[str]:
+    """The answer in words: where it is decided, on what, and what would turn it round."""
+    if comparison.ancestor is None:
+        return [
+            f"{comparison.a} and {comparison.b} tie: one is on the other's path from the root,"
+            " and pbsfs ties a node with its ancestors."
+        ]
+    where = "the root" if comparison.ancestor == TREEROOT else comparison.ancestor
+    sides = [
+        (comparison.child_a, comparison.usage_a, comparison.perc_a),
+        (comparison.child_b, comparison.usage_b, comparison.perc_b),
+    ]
+    said = " with ".join(
+        f"{name} (usage {usage:.0f} for a target of {perc:.3%}"
+        + (f", usage/perc {usage / perc:.1f})" if perc > 0 else ", no target share)")
+        for name, usage, perc in sides
+    )
+    lines = [f"At {where}, their first common ancestor, pbsfs compares {said}."]
+    if comparison.perc_a <= 0 and comparison.perc_b <= 0:
+        return [
+            *lines,
+            "Neither has a target share there, so they tie; shares would change it.",
+        ]
+    if comparison.answer == 0:
+        return [*lines, "Their usage/perc tie at every level, so neither is more deserving."]
+    win, lose = (sides[0], sides[1]) if comparison.answer < 0 else (sides[1], sides[0])
+    loser = comparison.b if comparison.answer < 0 else comparison.a
+    if lose[2] <= 0:
+        return [
+            *lines,
+            f"{lose[0]} has no target share there, so it loses to any node with one:"
+            f" {comparison.winner} is more deserving than {loser}, and only shares for {lose[0]}"
+            " would change that.",
+        ]
+    ratio = win[1] / win[2]
+    more = lose[1] / lose[2] * win[2] - win[1]
+    changes = [
+        f"{lose[0]}'s usage falling below {ratio * lose[2]:.1f} (decay lowers it while it"
+        " does not run)",
+        f"{win[0]} using more than {more:.1f} more ({unit})",
+    ]
+    if ratio > 0:  # with no usage at all the winner keeps winning whatever the target
+        changes.append(f"{lose[0]}'s target share rising above {lose[1] / ratio:.3%}")
+    return [
+        *lines,
+        f"The lower usage/perc is more deserving, so {comparison.winner} is more deserving than"
+        f" {loser}.",
+        f"What would change it: {', or '.join(changes)}.",
+    ]
+
+
+def slurm_comparison_explained(comparison: SlurmComparison) -> str:
+    """Fair Tree's answer in words: where it is decided and on what."""
+    where = (
+        f"At {comparison.ancestor}, their first common ancestor, Fair Tree compares"
+        f" {comparison.child_a} (Level FS {comparison.level_fs_a:f}) with {comparison.child_b}"
+        f" (Level FS {comparison.level_fs_b:f})."
+    )
+    if comparison.winner is None:
+        return (
+            f"{where} The two tie: Slurm then ranks users before accounts and keeps the"
+            f" account list's order, so neither is more deserving by fairshare."
+        )
+    loser = comparison.b if comparison.winner == comparison.a else comparison.a
+    return (
+        f"{where} The higher Level FS wins, so {comparison.winner} is more deserving than"
+        f" {loser}; Level FS is shares over usage at that level, above 1 means"
+        " under-served."
+    )
+
+
+def recovery_sentence(projection: RecoveryProjection) -> str:
+    """When the node gets back to its target if its entities stop running."""
+    now = projection.factors[0]
+    if projection.no_target:
+        return (
+            "Never: its target share is 0 (a level of its path has 0 shares), so its factor"
+            " is 0 whatever its usage; only shares would change that."
+        )
+    if projection.reaches == 0:
+        return f"Already at or above its target: its factor is {now:.6f} (0.5 is on target)."
+    if projection.reaches is not None:
+        when = projection.at[projection.reaches]
+        days = (when - projection.at[0]).total_seconds() / 86400
+        return (
+            f"With no further usage its factor goes from {now:.6f} to 0.5 (on target) in"
+            f" {projection.reaches} decays, on {when:%Y-%m-%d %H:%M} UTC, {days:.1f} days from now."
+        )
+    last = projection.factors[-1]
+    if projection.held_by is not None:
+        return (
+            f"Never by decay alone: {projection.held_by} stays over its target because of others'"
+            f" usage, so its factor stops at {last:.6f}."
+        )
+    return f"Never by decay alone: with no usage left its factor stops at {last:.6f}."

@@ -7,8 +7,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from trees.engine.fairtree import Algorithm, UsageResetPeriod
 from trees.engine.formula import USAGE_RESOURCES, FormulaError, parse_formula
+from trees.engine.slurm import Algorithm, UsageResetPeriod
 from trees.formats.sched_config import MAX_DECAY_TIME
 
 
@@ -69,11 +69,11 @@ class Cluster(models.Model):
     metrics_updated_at = models.DateTimeField(
         null=True, blank=True, help_text="When the tree was last stored (set by every store)."
     )
-    listed_at = models.DateTimeField(
+    tree_json_at = models.DateTimeField(
         null=True,
         blank=True,
-        help_text="The metrics_updated_at of the tree its listing (ListedNode) holds; tree.json"
-        " reads the listing only while the two are equal.",
+        help_text="The metrics_updated_at of the tree its tree.json rows (TreeJsonRow) hold;"
+        " tree.json reads those rows only while the two are equal.",
     )
     private_usage = models.BooleanField(
         default=False,
@@ -161,9 +161,9 @@ class Cluster(models.Model):
         return self.name
 
     @property
-    def listing_current(self) -> bool:
-        """Whether the listing holds the tree as last stored (tree.json may read it)."""
-        return self.listed_at is not None and self.listed_at == self.metrics_updated_at
+    def tree_json_current(self) -> bool:
+        """Whether the tree.json rows hold the tree as last stored (tree.json may read them)."""
+        return self.tree_json_at is not None and self.tree_json_at == self.metrics_updated_at
 
     def clean(self) -> None:
         """A usage formula that does not parse is refused here, with where it goes wrong."""
@@ -234,7 +234,7 @@ class Node(models.Model):
     )
 
     class Meta:
-        ordering = ["cluster", "position", "id"]
+        ordering = ["cluster_id", "position", "id"]
         constraints = [
             models.UniqueConstraint(
                 fields=["cluster", "parent", "name"], name="node_name_unique_per_parent"
@@ -274,11 +274,11 @@ class Node(models.Model):
         return f"{self.cluster_id}:{self.name}"
 
 
-class ListedNode(models.Model):
+class TreeJsonRow(models.Model):
     """A node as tree.json lists it to those who may read the whole tree: their answer is these
     rows joined, not 10,000 nodes rebuilt per request. After each store of the tree a task
-    writes them anew (tree_listing_write); until it has, readers get answers built from the
-    nodes, as they do for a tree stored before listings existed.
+    writes them anew (tree_json_write); until it has, readers get answers built from the
+    nodes, as they do for a tree stored before these rows existed.
 
     Derived data, rewritten whole: no foreign key constraints or unique index for the database
     to check on each of 100,000 rows (they tripled the time of writing them); Django still
@@ -286,7 +286,7 @@ class ListedNode(models.Model):
     """
 
     node = models.ForeignKey(
-        Node, on_delete=models.CASCADE, db_constraint=False, related_name="listing"
+        Node, on_delete=models.CASCADE, db_constraint=False, related_name="tree_json_rows"
     )
     cluster = models.ForeignKey(
         Cluster, on_delete=models.CASCADE, db_constraint=False, db_index=False, related_name="+"
@@ -401,7 +401,7 @@ class Membership(models.Model):
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
 
     class Meta:
-        ordering = ["user", "node"]
+        ordering = ["user_id", "node_id"]
         constraints = [
             models.UniqueConstraint(fields=["user", "node"], name="membership_once_per_node"),
             models.CheckConstraint(condition=Q(role__in=Role.values), name="membership_role_known"),

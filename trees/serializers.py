@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from trees.engine.fairtree import Algorithm
+from trees.engine.slurm import Algorithm
 from trees.models import Cluster, NodeKind, Scheduler
-from trees.selectors import TreeNode
+from trees.selectors.tree import TreeNode
 
 
 def cluster_document(cluster: Cluster) -> dict[str, Any]:

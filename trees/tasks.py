@@ -5,10 +5,10 @@ from __future__ import annotations
 from celery import shared_task
 
 from fairshare_site.celery import RETRIED
-from trees.services import tree_listing_write
+from trees.services.tree_json import tree_json_write
 
 
 @shared_task(**RETRIED)  # type: ignore[untyped-decorator]
-def tree_listing(cluster_id: int) -> bool:
-    """List the cluster's tree for tree.json, as each store asks once it has committed."""
-    return tree_listing_write(cluster_id=cluster_id)
+def write_tree_json(cluster_id: int) -> bool:
+    """Write the cluster's tree.json rows, as each store asks once it has committed."""
+    return tree_json_write(cluster_id=cluster_id)

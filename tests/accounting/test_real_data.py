@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from accounting.models import IngestSource, Job
-from accounting.services import IngestResult, ingest
+from accounting.services.ingest import IngestResult, ingest
 from tests.conftest import SHARED, Run
 
 pytestmark = pytest.mark.django_db

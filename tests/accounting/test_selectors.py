@@ -11,11 +11,11 @@ from accounting.selectors import (
     node_history_get,
     trends_get,
 )
-from accounting.services import cycle_run
+from accounting.services.cycles import cycle_run
 from tests.accounting.test_services_cycle import DAY, T0, at, job, site
 from trees.formats.resource_group import parse_resource_group
 from trees.models import Cluster, Node
-from trees.services import resource_group_import
+from trees.services.pbs import resource_group_import
 
 pytestmark = pytest.mark.django_db
 

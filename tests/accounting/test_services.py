@@ -9,17 +9,12 @@ import pytest
 
 from accounting.models import IngestRejection, IngestRun, IngestSource, Job
 from accounting.parsers.records import JobState
-from accounting.services import (
-    IngestOptions,
-    IngestResult,
-    _JobStore,
-    ingest,
-    jobs_usage_recompute,
-)
+from accounting.services.ingest import IngestOptions, IngestResult, ingest
+from accounting.services.job_store import JobStore
+from accounting.services.pricing import jobs_usage_recompute, sched_config_import
 from tests.conftest import Run, write_file
 from trees.formats.sched_config import FairshareConfig
 from trees.models import Cluster, Node, NodeOrigin
-from trees.services import sched_config_import
 
 pytestmark = pytest.mark.django_db
 
@@ -136,7 +131,7 @@ def test_big_inputs_read_by_helper_processes_store_the_same(
 ) -> None:
     day1, day2 = write_file(tmp_path, "20260301", DAY1), write_file(tmp_path, "20260302", DAY2)
     pbs_ingest(day1, day2, cluster="here")
-    monkeypatch.setattr("accounting.preparation.HELPER_FROM_BYTES", 0)
+    monkeypatch.setattr("accounting.job_rows.HELPER_FROM_BYTES", 0)
     there = pbs_ingest(day1, day2, cluster="there")
     assert there.run.files == IngestRun.objects.get(cluster__name="here").files
     fields = ("job_id", "run", "state", "entity", "ncpus", "usage", "end", "source_line")
@@ -153,20 +148,20 @@ def test_tabs_and_backslashes_in_names_are_stored_as_they_are(tmp_path: Path) ->
 
 def test_a_file_is_one_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     day1, day2 = write_file(tmp_path, "20260301", DAY1), write_file(tmp_path, "20260302", DAY2)
-    original = _JobStore.add
+    original = JobStore.add
 
     def dies_on_day2(self, records):
         if self.summary.path == day2 and records:
             raise OSError("disk full")
         original(self, records)
 
-    monkeypatch.setattr(_JobStore, "add", dies_on_day2)
+    monkeypatch.setattr(JobStore, "add", dies_on_day2)
     with pytest.raises(OSError, match="disk full"):
         pbs_ingest(day1, day2)
     run = IngestRun.objects.get()
     assert (run.finished_at, [f["path"] for f in run.files]) == (None, [day1])
     assert Job.objects.count() == 4  # day 1 whole, nothing of day 2
-    monkeypatch.setattr(_JobStore, "add", original)
+    monkeypatch.setattr(JobStore, "add", original)
     resumed = pbs_ingest(day1, day2)
     assert (resumed.run.ingested, resumed.run.duplicates) == (1, 4)
 

@@ -8,15 +8,17 @@ import pytest
 
 from accounting.models import Cycle, Job, NodeHistory
 from accounting.parsers.records import JobState
-from accounting.services import CycleRefused, RollUp, cycle_run, history_roll_up, replay
+from accounting.services.cycles import CycleRefused, cycle_run
+from accounting.services.history import RollUp, history_roll_up
+from accounting.services.replay import replay
 from tests.accounting.test_services import DAY1, DAY2, TREE, pbs_ingest
 from tests.conftest import write_file
 from trees.engine.pbs import PbsTree, UsageRecord, compute
 from trees.formats.pbsfs import UsageDatabase, run_pbsfs
 from trees.formats.resource_group import parse_resource_group
 from trees.models import Cluster, Node
-from trees.selectors import pbs_state_get
-from trees.services import resource_group_import
+from trees.selectors.pbs import pbs_state_get
+from trees.services.pbs import resource_group_import
 
 pytestmark = pytest.mark.django_db
 

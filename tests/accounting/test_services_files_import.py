@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from accounting.models import IngestRejection, Job
-from accounting.services import FilesImport, ImportReject, SiteFile, site_files_import
+from accounting.services.site_files import FilesImport, ImportReject, SiteFile, site_files_import
 from tests.accounting.test_real_data import DATA, files_or_skip
 from tests.accounting.test_services import DAY1, DAY2
 from tests.conftest import Run, examples_or_skip, write_file
@@ -343,7 +343,7 @@ def test_usage_records_with_absurd_usage_or_no_name_are_rejected(tmp_path: Path)
 
 
 def test_a_usage_file_too_big_to_be_one_is_refused_unread(tmp_path: Path, monkeypatch: Any) -> None:
-    monkeypatch.setattr("accounting.services.USAGE_FILE_MAX_BYTES", 100)
+    monkeypatch.setattr("accounting.services.site_files.USAGE_FILE_MAX_BYTES", 100)
     data = write_usage_file([UsageRecord(f"u{n}", 5.0) for n in range(5)], last_decay=0)
     done = upload("site", SiteFile.PBS_USAGE, ("usage", Path(write_file(tmp_path, "usage", data))))
     assert (done.imported, done.outcome) == (

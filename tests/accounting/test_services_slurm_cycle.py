@@ -9,12 +9,14 @@ import pytest
 
 from accounting.models import Cycle, Job, NodeHistory
 from accounting.selectors import clusters_due, history_events_get, node_history_get
-from accounting.services import CycleRefused, cycle_run, history_roll_up, replay
+from accounting.services.cycles import CycleRefused, cycle_run
+from accounting.services.history import history_roll_up
+from accounting.services.replay import replay
 from tests.accounting.test_services_cycle import DAY, MIDNIGHT, T0, at, job
-from trees.engine.fairtree import AssociationDef, decay_factor
+from trees.engine.slurm import AssociationDef, decay_factor
 from trees.models import Cluster, Node
-from trees.selectors import sshare_get
-from trees.services import slurm_tree_import
+from trees.selectors.slurm import sshare_get
+from trees.services.slurm import slurm_tree_import
 
 pytestmark = pytest.mark.django_db
 

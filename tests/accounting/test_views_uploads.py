@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from accounting.forms import NEW_CLUSTER as NEW
 from accounting.models import FilesUpload, UploadRejection, UploadState
-from accounting.services import uploads_clean
+from accounting.services.upload_runs import uploads_clean
 from tests.accounting.test_services import DAY1
 from tests.accounting.test_views import alice, table, upload
 from tests.trees.views.conftest import sample, sample_site  # noqa: F401  (the demo fixtures)
@@ -105,7 +105,7 @@ def test_a_failing_import_says_so_and_leaves_no_file(
     def broken(**kwargs: Any) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr("accounting.services.site_files_import", broken)
+    monkeypatch.setattr("accounting.services.upload_runs.site_files_import", broken)
     alice(client)
     page = send("/clusters/hpc/import/", {"kind": "pbs_accounting", "upload": upload("d", DAY1)})
     assert "the import failed: disk full" in page.content.decode()

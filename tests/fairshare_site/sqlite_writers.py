@@ -23,8 +23,10 @@ from django.utils import timezone  # noqa: E402
 
 from tests.trees.engine.conftest import SEED_GROUPS  # noqa: E402
 from trees.engine.edit import ChildEdit  # noqa: E402
-from trees.selectors import cluster_get, tree_version_get  # noqa: E402
-from trees.services import TreeChanged, resource_group_import, tree_edit  # noqa: E402
+from trees.selectors.clusters import cluster_get  # noqa: E402
+from trees.selectors.pbs import tree_version_get  # noqa: E402
+from trees.services.pbs import resource_group_import  # noqa: E402
+from trees.services.tree_edit import TreeChanged, tree_edit  # noqa: E402
 
 ROUNDS = 4
 

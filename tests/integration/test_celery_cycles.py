@@ -23,12 +23,13 @@ from kombu import pools
 
 from accounting.models import Cycle, Job
 from accounting.parsers.records import JobState
-from accounting.services import cycle_run
+from accounting.services.cycles import cycle_run
 from accounting.tasks import run_cycle
 from fairshare_site.celery import app
 from trees.engine.pbs import GroupDef
 from trees.models import Cluster, Node
-from trees.services import resource_group_import, tree_listing_write
+from trees.services.pbs import resource_group_import
+from trees.services.tree_json import tree_json_write
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -139,7 +140,7 @@ def only_the_cycle_queued(*clusters: Cluster) -> None:
     """List the trees here and take off the broker the listing tasks their stores queued, so
     that the one transaction a worker opens is the cycle the test disturbs."""
     for cluster in clusters:
-        tree_listing_write(cluster_id=cluster.pk)
+        tree_json_write(cluster_id=cluster.pk)
     app.control.purge()
 
 

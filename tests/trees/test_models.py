@@ -82,11 +82,11 @@ def test_a_share_change_needs_a_reason(cluster: Cluster) -> None:
 
 def test_the_listing_is_current_only_for_the_tree_as_last_stored() -> None:
     stored = datetime(2026, 11, 24, 5, 0, tzinfo=UTC)
-    assert not Cluster(name="new").listing_current  # never stored, never listed
-    assert not Cluster(name="c", metrics_updated_at=stored).listing_current
-    assert Cluster(name="c", metrics_updated_at=stored, listed_at=stored).listing_current
+    assert not Cluster(name="new").tree_json_current  # never stored, never listed
+    assert not Cluster(name="c", metrics_updated_at=stored).tree_json_current
+    assert Cluster(name="c", metrics_updated_at=stored, tree_json_at=stored).tree_json_current
     later = stored + timedelta(minutes=10)
-    assert not Cluster(name="c", metrics_updated_at=later, listed_at=stored).listing_current
+    assert not Cluster(name="c", metrics_updated_at=later, tree_json_at=stored).tree_json_current
 
 
 def test_the_decay_interval_is_at_most_ten_years() -> None:

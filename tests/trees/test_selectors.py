@@ -7,7 +7,8 @@ import pytest
 from tests.conftest import Run, examples_or_skip
 from trees.engine.pbs import UsageRecord
 from trees.formats.usage_file import write_usage_file
-from trees.selectors import cluster_get, pbsfs_listing_get
+from trees.selectors.clusters import cluster_get
+from trees.selectors.listings import pbsfs_listing_get
 
 
 @pytest.mark.django_db

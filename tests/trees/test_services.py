@@ -10,24 +10,20 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 
 from accounting.models import Cycle, IngestRun, Job, NodeHistory
-from accounting.services import cycle_run
+from accounting.services.cycles import cycle_run
+from accounting.services.pricing import sched_config_import
 from tests.accounting.test_services import DAY1, TREE, pbs_ingest
 from tests.conftest import write_file
+from trees.engine.times import epoch_time
 from trees.formats.resource_group import parse_resource_group
 from trees.formats.sched_config import FairshareConfig, parse_sched_config
-from trees.models import Cluster, ListedNode, Membership, Node, Person, Role, ShareChange
-from trees.selectors import cluster_get, epoch_time, node_get
-from trees.services import (
-    TreeChanged,
-    cluster_delete,
-    job_sort_formula_set,
-    login_set,
-    membership_set,
-    person_set,
-    resource_group_import,
-    sched_config_import,
-    tree_listing_write,
-)
+from trees.models import Cluster, Membership, Node, Person, Role, ShareChange, TreeJsonRow
+from trees.selectors.clusters import cluster_get, node_get
+from trees.services.clusters import cluster_delete, job_sort_formula_set
+from trees.services.pbs import resource_group_import
+from trees.services.people import login_set, membership_set, person_set
+from trees.services.tree_edit import TreeChanged
+from trees.services.tree_json import tree_json_write
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +58,7 @@ def test_removing_a_cluster_takes_all_it_holds(site: Cluster, tmp_path: Path) ->
     cycle_run(cluster=site, now=epoch_time(1772380800))  # 2026-03-01T16:00Z
     alice = login_set(username="alice", password="x")
     membership_set(user=alice, node=node_get(cluster=site, name="chem"), role=Role.MEMBER)
-    assert tree_listing_write(cluster_id=site.pk) is True
+    assert tree_json_write(cluster_id=site.pk) is True
     other = Cluster.objects.create(name="other")
     assert Job.objects.filter(cluster=site).count() == 4
     assert NodeHistory.objects.count() == 7  # a row for each node, cy under unknown too
@@ -71,7 +67,7 @@ def test_removing_a_cluster_takes_all_it_holds(site: Cluster, tmp_path: Path) ->
     assert Job.objects.count() == Cycle.objects.count() == Node.objects.count() == 0
     assert Membership.objects.count() == ShareChange.objects.count() == 0
     assert NodeHistory.objects.count() == IngestRun.objects.count() == 0
-    assert ListedNode.objects.count() == 0
+    assert TreeJsonRow.objects.count() == 0
     assert User.objects.filter(username="alice").exists()
     assert cluster_delete(name="site") is False
 

@@ -13,22 +13,13 @@ from tests.trees.engine.conftest import SEED_GROUPS
 from trees.engine.edit import ChildEdit
 from trees.formats.resource_group import parse_resource_group
 from trees.models import Cluster, Membership, Node, NodeOrigin, Role, ShareChange
-from trees.selectors import (
-    cluster_get,
-    pbs_state_get,
-    resource_group_text_get,
-    share_changes_get,
-    tree_edit_preview_get,
-    tree_version_get,
-)
-from trees.services import (
-    EditRefused,
-    TreeChanged,
-    membership_set,
-    pbsfs_run,
-    resource_group_import,
-    tree_edit,
-)
+from trees.selectors.audit import share_changes_get
+from trees.selectors.clusters import cluster_get
+from trees.selectors.edit import tree_edit_preview_get
+from trees.selectors.pbs import pbs_state_get, resource_group_text_get, tree_version_get
+from trees.services.pbs import pbsfs_run, resource_group_import
+from trees.services.people import membership_set
+from trees.services.tree_edit import EditRefused, TreeChanged, tree_edit
 
 pytestmark = pytest.mark.django_db
 BY_NAME = {group.name: group for group in SEED_GROUPS}

@@ -5,8 +5,8 @@ import pytest
 from tests.accounting.test_services import TREE
 from trees import tasks
 from trees.formats.resource_group import parse_resource_group
-from trees.models import Cluster, ListedNode
-from trees.services import resource_group_import
+from trees.models import Cluster, TreeJsonRow
+from trees.services.pbs import resource_group_import
 
 pytestmark = pytest.mark.django_db
 
@@ -16,6 +16,6 @@ def test_the_listing_task_lists_a_stored_tree_once() -> None:
     resource_group_import(cluster_name="site", groups=groups, pbs_messages=[], source="t")
     cluster = Cluster.objects.get(name="site")  # stored; its own request never ran (rollback)
 
-    assert tasks.tree_listing.delay(cluster.pk).get() is True
-    assert tasks.tree_listing.delay(cluster.pk).get() is False
-    assert ListedNode.objects.filter(cluster=cluster).count() == cluster.nodes.count() == 6
+    assert tasks.write_tree_json.delay(cluster.pk).get() is True
+    assert tasks.write_tree_json.delay(cluster.pk).get() is False
+    assert TreeJsonRow.objects.filter(cluster=cluster).count() == cluster.nodes.count() == 6

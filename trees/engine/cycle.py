@@ -23,7 +23,7 @@ from trees.engine.pbs import (
 __all__ = [
     "Accrual",
     "Run",
-    "accrued_usage",
+    "accrued_by",
     "cycle_slot",
     "cycle_usage",
     "decay_instants",
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-def accrued_usage(usage: float, start: int, end: int, until: int) -> float:
+def accrued_by(usage: float, start: int, end: int, until: int) -> float:
     """The part of a run's usage accrued by `until`: all of it from its end on, none before
     its start, in proportion to the time run in between (seed 003: usage = ncpus * walltime).
     """
@@ -118,7 +118,7 @@ class Accrual:
         run priced by the formula on its elapsed walltime with every core busy.
         """
         if run.end is not None:
-            return accrued_usage(run.usage, run.start, run.end, moment)
+            return accrued_by(run.usage, run.start, run.end, moment)
         resources = dict(run.resources or {})
         elapsed = moment - run.start
         resources["walltime"] = elapsed

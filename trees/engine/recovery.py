@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from trees.engine.pbs import FAIRSHARE_MIN_USAGE, PbsTree, compute, f32
 
@@ -66,3 +67,16 @@ def _between(pbs: PbsTree, node: int, leaf: int) -> list[int]:
     """The groups strictly between `node` and its descendant `leaf`."""
     path = pbs.gpath(leaf)
     return path[path.index(node) + 1 : -1]
+
+
+def decay_dates(
+    *, now: datetime, last_decay: datetime | None, interval: timedelta, decays: int
+) -> list[datetime]:
+    """Now, then the time of each of the next `decays` decays: every whole `interval` after the
+    last one (decays due but not yet run happen at the next cycle's whole intervals). Dates end
+    with the calendar (year 9999): the list stops there."""
+    first = (last_decay or now) + interval
+    if first <= now:
+        first += interval * ((now - first) // interval + 1)
+    room = (datetime.max.replace(tzinfo=UTC) - first) // interval + 1
+    return [now, *(first + interval * step for step in range(min(decays, room)))]

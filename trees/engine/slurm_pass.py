@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from trees.engine.cycle import Run
-from trees.engine.fairtree import SlurmTree, accrued_usage, charge, decay_over, decay_usage
+from trees.engine.slurm import SlurmTree, charge, decay_over, decay_usage, new_usage
 
 __all__ = ["SlurmPass", "billable_tres", "charged_until", "run_usage", "slurm_pass"]
 
@@ -88,7 +88,7 @@ def slurm_pass(
         # Without `limits` the part after the last pass before the end is never charged.
         stop = run.end if charge_job_end else max(begin, min(run.end, last_ran))
         if stop > begin and run.billable > 0:
-            usage = accrued_usage(stop - begin, factor, run.billable)
+            usage = new_usage(stop - begin, factor, run.billable)
             if stop < last_ran:
                 usage *= decay_over(factor, last_ran - stop)  # the passes it missed
             charge(tree, node, usage)
@@ -108,7 +108,7 @@ def slurm_pass(
         begin = charged_until(run)
         if now <= begin:
             continue
-        usage = accrued_usage(now - begin, factor, run.billable)
+        usage = new_usage(now - begin, factor, run.billable)
         charge(tree, node, usage)
         done.added += usage
         run.accrued += run.billable * (now - begin)

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from trees.engine.fairtree import ROOT_ACCOUNT, USE_PARENT, AssociationDef
+from trees.engine.slurm import ROOT_ACCOUNT, USE_PARENT, AssociationDef
 from trees.formats.rejected import RejectedLine
 
 BUFFER_SIZE = 4096  # file_functions.c: the line buffer fgets() fills, NUL included

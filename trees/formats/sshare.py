@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from trees.engine.fairtree import (
+from trees.engine.slurm import (
     INFINITE,
     INFINITE64,
     NO_VAL,

@@ -6,14 +6,15 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from trees.access import Access, access_get
-from trees.explanations import EXPLANATIONS
-from trees.models import Cluster, Node, Scheduler
-from trees.selectors import (
-    ancestor_ids_get,
-    pbs_compare_get,
-    slurm_compare_get,
-    slurm_node_ids_get,
+from trees.explanations import (
+    EXPLANATIONS,
+    pbs_comparison_explained,
+    slurm_comparison_explained,
 )
+from trees.models import Cluster, Node, Scheduler
+from trees.selectors.compare import pbs_compare_get, slurm_compare_get
+from trees.selectors.nodes import ancestor_ids_get
+from trees.selectors.slurm import slurm_node_ids_get
 from trees.views.tree import MAX_NAME
 
 
@@ -42,11 +43,15 @@ def compare_page(request: HttpRequest, name: str) -> HttpResponse:
     try:
         if slurm:
             comparison = slurm_compare_get(cluster=cluster, a=a, b=b)
-            context["winner"], context["lines"] = comparison.winner, [comparison.explanation()]
+            context["winner"] = comparison.winner
+            context["lines"] = [slurm_comparison_explained(comparison)]
         else:
             answer = pbs_compare_get(cluster=cluster, a=a, b=b)
             unit = cluster.fairshare_usage_res
-            context["winner"], context["lines"] = answer.winner, answer.explanation(unit)
+            context["winner"], context["lines"] = (
+                answer.winner,
+                pbs_comparison_explained(answer, unit),
+            )
     except (LookupError, ValueError) as exc:
         context["error"] = str(exc)
         return render(request, "trees/compare.html", context, status=400)

@@ -25,14 +25,11 @@ from trees.engine.pbs import ROOT_ALIAS, resource_group_parent
 from trees.explanations import EXPLANATIONS
 from trees.forms import NEW_ROWS, ChildForm, ChildFormSet, EditForm, edit_digest
 from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
-from trees.selectors import (
-    node_path_get,
-    resource_group_text_get,
-    share_changes_get,
-    tree_edit_preview_get,
-    tree_version_get,
-)
-from trees.services import EditRefused, TreeChanged, tree_edit
+from trees.selectors.audit import share_changes_get
+from trees.selectors.edit import tree_edit_preview_get
+from trees.selectors.nodes import node_path_get
+from trees.selectors.pbs import resource_group_text_get, tree_version_get
+from trees.services.tree_edit import EditRefused, TreeChanged, tree_edit
 from trees.views.parameters import BadParameter, id_parameter, int_parameter, text_parameter
 
 PREFIX = "child"

@@ -11,9 +11,11 @@ from django.utils import timezone
 
 from accounting.selectors import factors_at_get
 from trees.access import access_get, scheduler_user
+from trees.engine.ranking import EntityRanking
 from trees.explanations import EXPLANATIONS
 from trees.models import Cluster, Node, Scheduler
-from trees.selectors import EntityRanking, clusters_list, entity_ranking_get
+from trees.selectors.clusters import clusters_list
+from trees.selectors.standing import entity_ranking_get
 
 TREND_SPAN = timedelta(days=7)
 STEADY = 1e-6  # a factor change smaller than this shows as steady

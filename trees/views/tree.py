@@ -17,20 +17,15 @@ from accounting.selectors import (
 )
 from trees.access import Access, access_get, visible_ids_get
 from trees.engine.pbs import ROOT_ALIAS
-from trees.explanations import EXPLANATIONS
+from trees.engine.ranking import furthest_over_target
+from trees.explanations import EXPLANATIONS, recovery_sentence
 from trees.models import Cluster, Node, NodeOrigin, Scheduler
-from trees.selectors import (
-    NodeValues,
-    Subtree,
-    cluster_listing_get,
-    clusters_list,
-    furthest_over_target,
-    listed_documents_get,
-    node_path_get,
-    nodes_named_get,
-    recovery_get,
-    subtree_get,
-)
+from trees.selectors.clusters import clusters_list
+from trees.selectors.listings import cluster_listing_get
+from trees.selectors.nodes import NodeValues, node_path_get
+from trees.selectors.standing import recovery_get
+from trees.selectors.tree import Subtree, nodes_named_get, subtree_get
+from trees.selectors.tree_json import tree_json_documents_get
 from trees.serializers import json_number, tree_json_document
 from trees.views.documents import document_response, listing_response
 from trees.views.parameters import (
@@ -88,7 +83,7 @@ def tree_json(request: HttpRequest, name: str) -> HttpResponse:
         levels = int_parameter(request, "levels", 2, 1, MAX_LEVELS)
         top_id = id_parameter(request, "node") or 0
     if access.whole_tree and text is None:  # the listing of the tree as stored
-        listed = listed_documents_get(cluster=cluster, top=top_id or None, levels=levels)
+        listed = tree_json_documents_get(cluster=cluster, top=top_id or None, levels=levels)
         if listed is not None:
             return listing_response(cluster.name, listed)
     if text is not None:
@@ -223,7 +218,7 @@ def node_recovery_json(request: HttpRequest, name: str, node_id: int) -> HttpRes
             "fairshare_factor": projection.factors,
             "reaches": projection.reaches,
             "held_by": projection.held_by,
-            "sentence": projection.sentence(),
+            "sentence": recovery_sentence(projection),
         }
     )
 

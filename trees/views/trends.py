@@ -13,7 +13,7 @@ from accounting.selectors import Trends, trends_get
 from trees.access import access_get
 from trees.explanations import EXPLANATIONS
 from trees.models import Cluster, Node
-from trees.selectors import node_path_get
+from trees.selectors.nodes import node_path_get
 from trees.views.parameters import choice_parameter, id_parameter
 from trees.views.tree import HISTORY_RANGES
 

@@ -11,9 +11,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import CommandParser
 from tqdm import tqdm
 
+from accounting.job_rows import input_size
 from accounting.models import IngestSource
-from accounting.preparation import input_size
-from accounting.services import IngestOptions, IngestResult, ingest
+from accounting.services.ingest import IngestOptions, IngestResult, ingest
 from trees.engine.formula import FormulaError
 from trees.management.commands._base import FairshareCommand
 from trees.models import Scheduler

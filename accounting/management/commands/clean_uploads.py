@@ -3,7 +3,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from accounting.services import uploads_clean
+from accounting.services.upload_runs import uploads_clean
 
 
 class Command(BaseCommand):

@@ -5,7 +5,8 @@ from typing import Any
 from django.core.management.base import CommandParser
 from tqdm import tqdm
 
-from accounting.services import CycleRefused, replay
+from accounting.services.cycles import CycleRefused
+from accounting.services.replay import replay
 from trees.management.commands._base import FairshareCommand
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from accounting.models import Cycle
 from accounting.selectors import clusters_due, last_cycle_at
-from accounting.services import CycleRefused, cycle_run
+from accounting.services.cycles import CycleRefused, cycle_run
 from trees.management.commands._base import FairshareCommand
 from trees.models import Cluster
 

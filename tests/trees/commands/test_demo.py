@@ -23,7 +23,7 @@ from accounting.models import Cycle, IngestRun, Job, NodeHistory
 from accounting.parsers.records import JobState
 from trees.management.commands.demo import LOGINS, login_passwords
 from trees.models import Cluster, Membership, Node, NodeOrigin, Person, Role
-from trees.services import cluster_delete
+from trees.services.clusters import cluster_delete
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.forms.models import model_to_dict
 
 from tests.conftest import SHARED, Run, write_file
 from tests.trees.formats.test_sshare import SMALL_LONG_P, ZEROS
-from trees.engine.fairtree import Algorithm
+from trees.engine.slurm import Algorithm
 from trees.models import Cluster, Node, NodeKind, Scheduler, ShareChange
 
 pytestmark = pytest.mark.django_db

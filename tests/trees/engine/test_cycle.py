@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from trees.engine.cycle import (
     Accrual,
     Run,
-    accrued_usage,
+    accrued_by,
     cycle_slot,
     cycle_usage,
     decay_instants,
@@ -19,17 +19,17 @@ from trees.engine.pbs import GroupDef
 
 def test_a_run_accrues_in_proportion_to_the_time_it_ran() -> None:
     # 4 cores for 2 hours (7200 s) under ncpus*walltime: 28,800 in all.
-    assert accrued_usage(28_800.0, 1_000, 8_200, 1_000) == 0.0
-    assert accrued_usage(28_800.0, 1_000, 8_200, 1_600) == 2_400.0  # 600 s of 7200
-    assert accrued_usage(28_800.0, 1_000, 8_200, 4_600) == 14_400.0
-    assert accrued_usage(28_800.0, 1_000, 8_200, 8_200) == 28_800.0
-    assert accrued_usage(28_800.0, 1_000, 8_200, 99_999) == 28_800.0
-    assert accrued_usage(28_800.0, 1_000, 8_200, 0) == 0.0
+    assert accrued_by(28_800.0, 1_000, 8_200, 1_000) == 0.0
+    assert accrued_by(28_800.0, 1_000, 8_200, 1_600) == 2_400.0  # 600 s of 7200
+    assert accrued_by(28_800.0, 1_000, 8_200, 4_600) == 14_400.0
+    assert accrued_by(28_800.0, 1_000, 8_200, 8_200) == 28_800.0
+    assert accrued_by(28_800.0, 1_000, 8_200, 99_999) == 28_800.0
+    assert accrued_by(28_800.0, 1_000, 8_200, 0) == 0.0
 
 
 def test_a_run_of_no_duration_accrues_at_its_end() -> None:
-    assert accrued_usage(5.0, 100, 100, 99) == 0.0
-    assert accrued_usage(5.0, 100, 100, 100) == 5.0
+    assert accrued_by(5.0, 100, 100, 99) == 0.0
+    assert accrued_by(5.0, 100, 100, 100) == 5.0
 
 
 @given(
@@ -46,10 +46,10 @@ def test_the_cycles_a_run_spans_add_up_to_its_usage(
     end = start + length
     accrued = 0.0
     for now in sorted(start - 10 + cut for cut in cuts):
-        due = accrued_usage(usage, start, end, now)
+        due = accrued_by(usage, start, end, now)
         assert due >= accrued - 1e-6 * usage  # never less than before
         accrued = due
-    accrued = accrued_usage(usage, start, end, end + 1)
+    accrued = accrued_by(usage, start, end, end + 1)
     assert accrued == usage
 
 

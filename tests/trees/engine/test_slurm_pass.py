@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from trees.engine.cycle import Run
-from trees.engine.fairtree import AssociationDef, SlurmTree, decay_factor
+from trees.engine.slurm import AssociationDef, SlurmTree, decay_factor
 from trees.engine.slurm_pass import (
     SlurmPass,
     billable_tres,

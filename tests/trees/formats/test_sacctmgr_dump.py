@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trees.engine.fairtree import ROOT_ACCOUNT, USE_PARENT, AssociationDef
+from trees.engine.slurm import ROOT_ACCOUNT, USE_PARENT, AssociationDef
 from trees.formats.rejected import RejectedLine
 from trees.formats.sacctmgr_dump import SacctmgrDump, parse_sacctmgr_dump
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import SHARED
-from trees.engine.fairtree import (
+from trees.engine.slurm import (
     INFINITE,
     INFINITE64,
     NO_VAL,

@@ -11,7 +11,7 @@ from django.test import Client
 from tests.trees.views.conftest import login, node
 from trees.formats.resource_group import parse_resource_group
 from trees.models import Node, ShareChange
-from trees.selectors import pbs_state_get
+from trees.selectors.pbs import pbs_state_get
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
 

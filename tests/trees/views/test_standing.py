@@ -13,7 +13,7 @@ from accounting.models import NodeHistory
 from tests.conftest import EXAMPLES
 from tests.trees.views.conftest import login, node
 from trees.models import Cluster, Membership, Role
-from trees.selectors import entity_ranking_get
+from trees.selectors.standing import entity_ranking_get
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
 

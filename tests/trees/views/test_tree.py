@@ -14,8 +14,8 @@ from django.utils import timezone
 from accounting.models import Cycle, NodeHistory
 from tests.trees.views.conftest import login, node
 from trees.models import Cluster, Membership, Node, Role
-from trees.selectors import pbs_state_get
-from trees.services import resource_group_import
+from trees.selectors.pbs import pbs_state_get
+from trees.services.pbs import resource_group_import
 
 pytestmark = pytest.mark.django_db
 
@@ -119,7 +119,7 @@ def test_whole_tree_readers_get_the_listing_of_the_tree_as_stored(
         again = client.get("/clusters/forum/tree.json?levels=3").content
     assert _cathy(again)["shares"] == node("forum", "Cathy").shares == 60
     cluster = Cluster.objects.get(name="forum")
-    assert cluster.listed_at == cluster.metrics_updated_at
+    assert cluster.tree_json_at == cluster.metrics_updated_at
 
 
 @pytest.mark.usefixtures("sample")
@@ -140,12 +140,12 @@ def test_the_listing_answers_as_the_nodes_would_for_every_node_and_depth(
 ) -> None:
     login(client, "ann")
     cluster = Cluster.objects.get(name=name)
-    assert cluster.listed_at == cluster.metrics_updated_at  # the demo's stores listed it
+    assert cluster.tree_json_at == cluster.metrics_updated_at  # the demo's stores listed it
     questions = ["", *(f"node={pk}&" for pk in cluster.nodes.values_list("pk", flat=True))]
     asked = [f"/clusters/{name}/tree.json?{top}levels={levels}" for top in questions
              for levels in (1, 2, 3)]  # fmt: skip
     listed = [client.get(url).content for url in asked]
-    Cluster.objects.filter(name=name).update(listed_at=None)  # stored before listings existed
+    Cluster.objects.filter(name=name).update(tree_json_at=None)  # stored before listings existed
     built = [client.get(url).content for url in asked]
 
     assert listed == built

@@ -12,8 +12,8 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from trees.formats.rejected import RejectedLine
 from trees.models import Cluster, Scheduler
-from trees.selectors import cluster_get
-from trees.services import SlurmImport
+from trees.selectors.clusters import cluster_get
+from trees.services.slurm import SlurmImport
 
 
 class FairshareCommand(BaseCommand):

@@ -2,9 +2,10 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
+from trees.explanations import slurm_comparison_explained
 from trees.management.commands._base import FairshareCommand
 from trees.models import Scheduler
-from trees.selectors import slurm_compare_get
+from trees.selectors.compare import slurm_compare_get
 
 
 class Command(FairshareCommand):
@@ -27,7 +28,7 @@ class Command(FairshareCommand):
             result = slurm_compare_get(cluster=cluster, a=options["a"], b=options["b"])
         except (LookupError, ValueError) as exc:
             self.fail(str(exc.args[0]))
-        self.stdout.write(result.explanation())
+        self.stdout.write(slurm_comparison_explained(result))
         for label, value in ((result.a, result.fairshare_a), (result.b, result.fairshare_b)):
             if value is not None:
                 self.stdout.write(f"FairShare of {label}: {value:f}")

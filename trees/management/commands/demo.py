@@ -10,7 +10,11 @@ from typing import Any
 from django.core.management.base import CommandParser
 from django.utils import timezone
 
-from accounting.generate import (
+from accounting.models import IngestSource
+from accounting.services.ingest import ingest
+from accounting.services.pricing import sched_config_import
+from accounting.services.replay import replay
+from accounting.synthetic_site import (
     CLUSTERS,
     HOUR,
     HPC,
@@ -25,25 +29,17 @@ from accounting.generate import (
     site_files_write,
     site_generate,
 )
-from accounting.models import IngestSource
-from accounting.services import ingest, replay
+from trees.engine.times import epoch_seconds, epoch_time
 from trees.formats.resource_group import ResourceGroup, parse_resource_group
 from trees.formats.sched_config import parse_sched_config
 from trees.formats.sshare import read_sshare
 from trees.management.commands._base import FairshareCommand
 from trees.models import Role
-from trees.selectors import cluster_get, epoch_seconds, epoch_time, node_get
-from trees.services import (
-    cluster_delete,
-    job_sort_formula_set,
-    login_set,
-    membership_set,
-    pbsfs_run,
-    person_set,
-    resource_group_import,
-    sched_config_import,
-    slurm_tree_import,
-)
+from trees.selectors.clusters import cluster_get, node_get
+from trees.services.clusters import cluster_delete, job_sort_formula_set
+from trees.services.pbs import pbsfs_run, resource_group_import
+from trees.services.people import login_set, membership_set, person_set
+from trees.services.slurm import slurm_tree_import
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample"
 SEED = 3  # of the generated site: the same seed, end and size give the same site

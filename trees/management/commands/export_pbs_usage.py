@@ -6,7 +6,7 @@ from django.core.management.base import CommandParser
 
 from trees.formats.usage_file import truncated_names, write_usage_file
 from trees.management.commands._base import FairshareCommand
-from trees.selectors import pbs_state_get
+from trees.selectors.pbs import pbs_state_get
 
 
 class Command(FairshareCommand):

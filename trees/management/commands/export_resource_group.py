@@ -4,7 +4,7 @@ from django.core.management.base import CommandParser
 from django.utils import timezone
 
 from trees.management.commands._base import FairshareCommand
-from trees.selectors import resource_group_text_get
+from trees.selectors.pbs import resource_group_text_get
 
 
 class Command(FairshareCommand):

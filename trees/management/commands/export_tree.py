@@ -4,7 +4,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from trees.management.commands._base import FairshareCommand
-from trees.selectors import tree_get
+from trees.selectors.tree import tree_get
 from trees.serializers import tree_document
 
 

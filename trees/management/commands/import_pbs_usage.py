@@ -5,7 +5,7 @@ from django.core.management.base import CommandParser
 
 from trees.formats.usage_file import read_usage_file
 from trees.management.commands._base import FairshareCommand
-from trees.services import pbs_usage_import
+from trees.services.pbs import pbs_usage_import
 
 
 class Command(FairshareCommand):

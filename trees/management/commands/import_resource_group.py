@@ -5,7 +5,7 @@ from django.core.management.base import CommandParser
 
 from trees.formats.resource_group import parse_resource_group
 from trees.management.commands._base import FairshareCommand
-from trees.services import resource_group_import
+from trees.services.pbs import resource_group_import
 
 
 class Command(FairshareCommand):

@@ -5,7 +5,7 @@ from django.core.management.base import CommandParser
 
 from trees.formats.sacctmgr_dump import parse_sacctmgr_dump
 from trees.management.commands._base import FairshareCommand, slurm_import_summary
-from trees.services import slurm_tree_import
+from trees.services.slurm import slurm_tree_import
 
 
 class Command(FairshareCommand):

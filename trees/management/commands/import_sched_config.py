@@ -3,9 +3,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import CommandParser
 
+from accounting.services.pricing import sched_config_import
 from trees.formats.sched_config import parse_sched_config
 from trees.management.commands._base import FairshareCommand
-from trees.services import sched_config_import
 
 
 class Command(FairshareCommand):

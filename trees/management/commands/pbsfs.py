@@ -3,7 +3,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from trees.management.commands._base import FairshareCommand
-from trees.services import pbsfs_run
+from trees.services.pbs import pbsfs_run
 
 
 class _PbsfsParser(CommandParser):

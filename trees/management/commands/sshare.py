@@ -5,7 +5,7 @@ from django.core.management.base import CommandParser
 
 from trees.management.commands._base import FairshareCommand
 from trees.models import Scheduler
-from trees.selectors import sshare_get
+from trees.selectors.slurm import sshare_get
 
 
 def _names(text: str | None) -> list[str] | None:

@@ -64,7 +64,7 @@ MAX_LINE_BYTES = 4 << 20
 # Inputs at least this big are read by a helper process (starting one costs about 0.1 s).
 HELPER_FROM_BYTES = 16 << 20
 _LENGTH = struct.Struct("<Q")  # a helper's message length on its stdout
-HELPER_CODE = "from accounting.preparation import helper; helper()"
+HELPER_CODE = "from accounting.job_rows import helper; helper()"
 _HELPER_GC = (100_000, 50, 100)  # gc.set_threshold in a helper (Python's default: 700, 10, 10)
 _INT_MAX = 2**31 - 1
 _BIG_MAX = 2**63 - 1

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-import accounting.preparation as preparation_module
+import accounting.job_rows as preparation_module
 from accounting.copy_text import JOB_COLUMNS
-from accounting.preparation import (
+from accounting.job_rows import (
     BATCH,
     Batch,
     HelperFailed,

@@ -466,6 +466,28 @@ def compare(metrics: SlurmMetrics, a: int, b: int) -> Comparison:
     return Comparison(ancestor=path_a[common - 1], child_a=child_a, child_b=child_b, winner=winner)
 
 
+def association_label(tree: SlurmTree, node: int) -> str:
+    """`account` or `account:user`, as the commands take them."""
+    return f"{tree.account(node)}:{tree.name(node)}" if tree.is_user[node] else tree.name(node)
+
+
+def association_find(tree: SlurmTree, label: str) -> int:
+    """The association `ACCOUNT`, `ACCOUNT:USER`, or `USER` when the user is in one account."""
+    account, _, user = label.partition(":")
+    if user:
+        found = tree.find(account, user)
+    else:
+        found = tree.find(label)
+        if found is None:
+            matches = [node for (_, name), node in tree.users.items() if name == label]
+            if len(matches) > 1:
+                raise LookupError(f"user {label} is in several accounts: say ACCOUNT:{label}")
+            found = matches[0] if matches else None
+    if found is None:
+        raise LookupError(f"no association {label}")
+    return found
+
+
 class UsageResetPeriod(StrEnum):
     """PriorityUsageResetPeriod."""
 
@@ -489,9 +511,7 @@ def decay_over(factor: float, seconds: float) -> float:
     return max(math.pow(factor, seconds), DBL_MIN)
 
 
-def accrued_usage(
-    seconds: float, factor: float, billable: float, usage_factor: float = 1.0
-) -> float:
+def new_usage(seconds: float, factor: float, billable: float, usage_factor: float = 1.0) -> float:
     """_apply_new_usage: run_delta × pow(decay_factor, run_delta) × billable TRES × QOS factor."""
     return seconds * math.pow(factor, seconds) * billable * usage_factor
 

@@ -1,4 +1,4 @@
-"""accounting.generate: the demo's site, made up from a seed, as a PBS site's files."""
+"""accounting.synthetic_site: the demo's site, made up from a seed, as a PBS site's files."""
 
 from collections import Counter
 from datetime import UTC, datetime, timedelta
@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from accounting.generate import (
+from accounting.parsers.pbs import read_pbs_accounting
+from accounting.parsers.records import JobRecord, JobState
+from accounting.synthetic_site import (
     GPU,
     HPC,
     STAFF_ACCOUNT,
@@ -22,8 +24,6 @@ from accounting.generate import (
     site_files_write,
     site_generate,
 )
-from accounting.parsers.pbs import read_pbs_accounting
-from accounting.parsers.records import JobRecord, JobState
 from trees.formats.resource_group import parse_resource_group
 from trees.formats.sched_config import parse_sched_config
 

@@ -1,4 +1,4 @@
-"""trees.engine.fairtree: Slurm 22.05's Fair Tree and classic fairshare, ties and quirks included.
+"""trees.engine.slurm: Slurm 22.05's Fair Tree and classic fairshare, ties and quirks included.
 
 Expected values come from slurm-fairtree-behaviour.md (the reference, §n below), from the real
 sshare capture of ft_basic, or are computed by hand in the comments next to them.
@@ -16,7 +16,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import examples_or_skip
-from trees.engine.fairtree import (
+from trees.engine.slurm import (
     DBL_MIN,
     NO_VAL,
     ROOT_ACCOUNT,
@@ -26,7 +26,6 @@ from trees.engine.fairtree import (
     Comparison,
     SlurmTree,
     UsageResetPeriod,
-    accrued_usage,
     charge,
     compare,
     compute,
@@ -35,6 +34,7 @@ from trees.engine.fairtree import (
     decay_usage,
     fs_factor_classic,
     level_share,
+    new_usage,
     next_usage_reset,
     target_share,
 )
@@ -896,7 +896,7 @@ class TestDecay:
     def test_the_reference_job_53_then_60_seconds(self):
         """A 4-CPU job running 53 s before the first pass: 155.9638…, printed 155; the next
         pass 60 s later decays it and adds 60·df^60·4: 279.728…"""
-        first = accrued_usage(53, HALF_LIFE_2MIN, 4)
+        first = new_usage(53, HALF_LIFE_2MIN, 4)
         assert first == pytest.approx(155.9638213, abs=1e-7)
         assert int(first) == 155
         tree = SlurmTree.build([account("A"), user("A", "j")])
@@ -904,19 +904,19 @@ class TestDecay:
         charge(tree, job, first)
         assert tree.tree.usage == [first, first, first]
         decay_usage(tree, HALF_LIFE_2MIN, 60)
-        charge(tree, job, accrued_usage(60, HALF_LIFE_2MIN, 4))
+        charge(tree, job, new_usage(60, HALF_LIFE_2MIN, 4))
         for usage in tree.tree.usage:
             assert usage == pytest.approx(279.7282117, abs=1e-7)
 
     def test_qos_usage_factor_multiplies(self):
-        assert accrued_usage(10, 1.0, 4, usage_factor=0.5) == 20.0
+        assert new_usage(10, 1.0, 4, usage_factor=0.5) == 20.0
 
     def test_no_decay_with_half_life_0(self):
         tree = SlurmTree.build([account("A", usage=7), user("A", "j", 1, 7)])
         decay_usage(tree, decay_factor(timedelta(0)), 3600)
         assert tree.tree.usage == [7, 7, 7]
         assert decay_over(1.0, 1e9) == 1.0
-        assert accrued_usage(60, 1.0, 4) == 240.0
+        assert new_usage(60, 1.0, 4) == 240.0
 
     def test_real_decay_never_below_dbl_min(self):
         assert decay_over(0.5, 1e6) == DBL_MIN

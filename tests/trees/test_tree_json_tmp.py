@@ -1,4 +1,4 @@
-"""trees.services: the listing of a stored tree for tree.json (tree_listing_write), which
+"""trees.services: the listing of a stored tree for tree.json (tree_json_write), which
 every store asks for once it has committed."""
 
 import json
@@ -9,10 +9,12 @@ from unittest import mock
 import pytest
 
 from tests.accounting.test_services import TREE
-from trees.engine.fairtree import AssociationDef
+from trees.engine.slurm import AssociationDef
 from trees.formats.resource_group import parse_resource_group
-from trees.models import Cluster, ListedNode
-from trees.services import resource_group_import, slurm_tree_import, tree_listing_write
+from trees.models import Cluster, TreeJsonRow
+from trees.services.pbs import resource_group_import
+from trees.services.slurm import slurm_tree_import
+from trees.services.tree_json import tree_json_write
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +26,7 @@ def _import(text: str) -> Cluster:
 
 
 def _listing(cluster: Cluster) -> list[tuple[str, int, int, int, dict[str, Any]]]:
-    rows = ListedNode.objects.filter(cluster=cluster).order_by("place")
+    rows = TreeJsonRow.objects.filter(cluster=cluster).order_by("place")
     return [
         (row.node.name, row.place, row.last, row.depth, json.loads(row.document))
         for row in rows.select_related("node")
@@ -40,7 +42,7 @@ def test_a_store_asks_once_committed_and_the_tree_is_listed_in_pbs_order(
     # the tree listed by the first (they run after the one commit).
     assert len(asked) == 2
     cluster.refresh_from_db()
-    assert cluster.listed_at == cluster.metrics_updated_at is not None
+    assert cluster.tree_json_at == cluster.metrics_updated_at is not None
 
     listing = _listing(cluster)
     # pbsfs lists the groups newest first; the entities under each; unknown last.
@@ -64,20 +66,20 @@ def test_listing_the_tree_listed_already_does_nothing(
 ) -> None:
     with django_capture_on_commit_callbacks(execute=True):
         cluster = _import(TREE)
-    assert tree_listing_write(cluster_id=cluster.pk) is False
+    assert tree_json_write(cluster_id=cluster.pk) is False
 
     cluster = _import(TREE.replace("ann 20 chem 1", "ann 20 chem 3"))  # its task is not run
-    assert cluster.listed_at != cluster.metrics_updated_at
+    assert cluster.tree_json_at != cluster.metrics_updated_at
     assert _listing(cluster)[4][4]["shares"] == 1  # the listing of the tree before
-    assert tree_listing_write(cluster_id=cluster.pk) is True
+    assert tree_json_write(cluster_id=cluster.pk) is True
     assert _listing(cluster)[4][4]["shares"] == 3
-    assert ListedNode.objects.filter(cluster=cluster).count() == 6  # rewritten, not added to
+    assert TreeJsonRow.objects.filter(cluster=cluster).count() == 6  # rewritten, not added to
 
 
 def test_a_store_whose_listing_cannot_be_asked_for_stays_stored(
     django_capture_on_commit_callbacks: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    broker_down = mock.patch("trees.tasks.tree_listing.delay", side_effect=OSError("refused"))
+    broker_down = mock.patch("trees.tasks.write_tree_json.delay", side_effect=OSError("refused"))
     with (
         broker_down,
         caplog.at_level(logging.ERROR),
@@ -85,7 +87,7 @@ def test_a_store_whose_listing_cannot_be_asked_for_stays_stored(
     ):
         cluster = _import(TREE)
     assert cluster.nodes.count() == 6
-    assert cluster.listed_at is None
+    assert cluster.tree_json_at is None
     assert "refused" in caplog.text
 
 

@@ -1,0 +1,1 @@
+"""State changes of usage data, cycles and history, one module per use case."""

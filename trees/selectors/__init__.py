@@ -1,0 +1,1 @@
+"""Read queries over clusters and trees, one module per use case."""

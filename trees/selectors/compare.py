@@ -1,0 +1,98 @@
+"""Who is more deserving of two nodes, and at which level of the tree it is decided."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from trees.engine.pbs import compare_at
+from trees.engine.pbs import compute as pbs_compute
+from trees.engine.slurm import Algorithm, association_find, association_label, compute
+from trees.engine.slurm import compare as fair_tree_compare
+from trees.models import Cluster
+from trees.selectors.pbs import pbs_tree_get
+from trees.selectors.slurm import slurm_state_get
+
+
+@dataclass(frozen=True)
+class PbsComparison:
+    """pbsfs -c's answer to "who is more deserving", with the level that decided it."""
+
+    a: str
+    b: str
+    answer: int  # -1: a is more deserving, 1: b is, 0: they tie
+    ancestor: str | None  # the first common ancestor; None when one is on the other's path
+    child_a: str = ""
+    child_b: str = ""
+    usage_a: float = 0.0
+    usage_b: float = 0.0
+    perc_a: float = 0.0
+    perc_b: float = 0.0
+
+    @property
+    def winner(self) -> str | None:
+        return None if self.answer == 0 else self.a if self.answer < 0 else self.b
+
+
+def pbs_compare_get(*, cluster: Cluster, a: str, b: str) -> PbsComparison:
+    """Compare two entities or groups as pbsfs -c does (raises LookupError for a name that the
+    tree does not hold)."""
+    pbs = pbs_tree_get(cluster=cluster)
+    metrics = pbs_compute(pbs)
+    nodes = []
+    for name in (a, b):
+        node = pbs.find(name)
+        if node is None:
+            raise LookupError(f"no entity or group {name}")
+        nodes.append(node)
+    answer, level = compare_at(pbs, metrics, nodes[0], nodes[1])
+    if level is None:
+        return PbsComparison(a, b, answer, None)
+    path_a, path_b = pbs.gpath(nodes[0]), pbs.gpath(nodes[1])
+    child_a, child_b = path_a[level], path_b[level]
+    return PbsComparison(
+        a, b, answer, pbs.name(path_a[level - 1]),
+        pbs.name(child_a), pbs.name(child_b),
+        float(metrics.usage[child_a]), float(metrics.usage[child_b]),
+        float(metrics.fairshare_perc[child_a]), float(metrics.fairshare_perc[child_b]),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SlurmComparison:
+    """Fair Tree's answer to "who is more deserving", with the values that decide it."""
+
+    a: str
+    b: str
+    ancestor: str
+    child_a: str
+    child_b: str
+    level_fs_a: float
+    level_fs_b: float
+    winner: str | None  # a or b (as given); None when their Level FS tie
+    fairshare_a: float | None
+    fairshare_b: float | None
+
+
+def slurm_compare_get(*, cluster: Cluster, a: str, b: str) -> SlurmComparison:
+    """Compare two associations as Fair Tree ranks them (raises LookupError, ValueError)."""
+    tree = slurm_state_get(cluster=cluster).tree
+    metrics = compute(tree, Algorithm.FAIR_TREE)
+    node_a, node_b = association_find(tree, a), association_find(tree, b)
+    result = fair_tree_compare(metrics, node_a, node_b)
+
+    def fairshare(node: int) -> float | None:
+        return float(metrics.fairshare[node]) if tree.is_user[node] else None
+
+    winner = None if result.winner is None else (a if result.winner == result.child_a else b)
+    return SlurmComparison(
+        a=a,
+        b=b,
+        ancestor=association_label(tree, result.ancestor),
+        child_a=association_label(tree, result.child_a),
+        child_b=association_label(tree, result.child_b),
+        level_fs_a=float(metrics.level_fs[result.child_a]),
+        level_fs_b=float(metrics.level_fs[result.child_b]),
+        winner=winner,
+        fairshare_a=fairshare(node_a),
+        fairshare_b=fairshare(node_b),
+    )

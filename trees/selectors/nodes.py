@@ -1,0 +1,146 @@
+"""A cluster's nodes as rows: what a store compares with, and the paths above and below them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from django.db.models import QuerySet
+
+from trees.models import Cluster, Node
+
+
+class SlurmValues(NamedTuple):
+    """What only Slurm associations hold: FairShare=parent, sshare's columns, TRES text."""
+
+    shares_parent: bool = False
+    norm_shares: float | None = None
+    norm_usage: float | None = None
+    effectv_usage: float | None = None
+    level_fs: float | None = None
+    fairshare_rank: int | None = None
+    fairshare_rank_of: int | None = None
+    grp_tres_mins: str = ""
+    tres_run_mins: str = ""
+
+
+class StoredNode(NamedTuple):
+    """A node as stored, as a store of its cluster's tree compares it: a row rather than a
+    model instance, since a cycle reads trees of 100,000 nodes."""
+
+    id: int
+    name: str
+    parent_id: int | None
+    kind: str
+    origin: str
+    position: int
+    shares: int | None
+    cgroup_id: int | None
+    usage_record: float | None
+    usage_record_seq: int | None
+    usage: float
+    group_perc: float
+    fairshare_perc: float
+    fairshare_tree_usage: float
+    usage_perc: float
+    fairshare_factor: float
+    slurm: SlurmValues | None  # None on a PBS cluster's nodes
+
+
+STORED_COLUMNS = StoredNode._fields[:-1]
+SLURM_COLUMNS = SlurmValues._fields
+
+
+def stored_nodes_get(*, cluster: Cluster, slurm: bool = False) -> list[StoredNode]:
+    """Every node of the cluster as stored. PBS's in no particular order (their positions and
+    usage records order them); Slurm's with their values, in sshare's order (position)."""
+    nodes = Node.objects.filter(cluster=cluster)
+    if not slurm:
+        rows = nodes.order_by().values_list(*STORED_COLUMNS)
+        return [StoredNode._make((*row, None)) for row in rows]
+    nodes = nodes.order_by("position", "id")
+    split = len(STORED_COLUMNS)
+    return [
+        StoredNode._make((*row[:split], SlurmValues._make(row[split:])))
+        for row in nodes.values_list(*STORED_COLUMNS, *SLURM_COLUMNS)
+    ]
+
+
+class NodeValues(NamedTuple):
+    """A node's stored values as the tree listings and tree.json read them: a row rather than
+    a model instance, since they read thousands of nodes at a time."""
+
+    id: int
+    parent_id: int | None
+    name: str
+    kind: str
+    origin: str
+    position: int
+    shares: int | None
+    shares_parent: bool
+    cgroup_id: int | None
+    usage: float
+    fairshare_perc: float
+    usage_perc: float
+    fairshare_tree_usage: float
+    fairshare_factor: float
+    norm_shares: float | None
+    norm_usage: float | None
+    effectv_usage: float | None
+    level_fs: float | None
+    fairshare_rank: int | None
+    fairshare_rank_of: int | None
+    grp_tres_mins: str
+    tres_run_mins: str
+
+
+NODE_VALUES = NodeValues._fields
+
+
+def node_values(node: Node) -> NodeValues:
+    return NodeValues._make(getattr(node, name) for name in NODE_VALUES)
+
+
+def node_values_get(nodes: QuerySet[Node]) -> list[NodeValues]:
+    return list(map(NodeValues._make, nodes.values_list(*NODE_VALUES)))
+
+
+def node_path_get(*, node: Node) -> list[Node]:
+    """The nodes from the root down to `node`, both included (one query a level)."""
+    path = [node]
+    while path[-1].parent_id is not None:
+        path.append(Node.objects.get(pk=path[-1].parent_id))
+    path.reverse()
+    return path
+
+
+def ancestor_ids_get(nodes: Iterable[int]) -> frozenset[int]:
+    """Every ancestor of the nodes (one query a level)."""
+    found: set[int] = set()
+    frontier = set(nodes)
+    while frontier:
+        parents = set(
+            Node.objects.filter(id__in=frontier, parent__isnull=False).values_list(
+                "parent_id", flat=True
+            )
+        )
+        frontier = parents - found
+        found |= parents
+    return frozenset(found)
+
+
+def descendant_ids_get(nodes: Iterable[int]) -> frozenset[int]:
+    """Every descendant of the nodes (one query a level)."""
+    found: set[int] = set()
+    frontier = set(nodes)
+    while frontier:
+        frontier = (
+            set(Node.objects.filter(parent_id__in=frontier).values_list("id", flat=True)) - found
+        )
+        found |= frontier
+    return frozenset(found)
+
+
+def nodes_in_bulk_get(*, ids: Sequence[int]) -> dict[int, Node]:
+    """The nodes of these ids, by id (those that exist)."""
+    return Node.objects.in_bulk(list(ids))

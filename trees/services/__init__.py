@@ -1,0 +1,1 @@
+"""State changes of clusters and trees, one module per use case (each one transaction)."""

@@ -1,0 +1,232 @@
+"""A Slurm cluster's associations: imported from sshare or a sacctmgr dump, added as jobs name
+them, stored with every number slurmctld holds after a pass."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from trees.engine.slurm import (
+    NO_VAL,
+    USE_PARENT,
+    Algorithm,
+    AssociationDef,
+    SlurmTree,
+    level_share,
+    target_share,
+)
+from trees.engine.slurm import compute as fair_tree_compute
+from trees.engine.tree import ROOT
+from trees.models import Cluster, NodeKind, NodeOrigin, Scheduler
+from trees.selectors.nodes import SlurmValues, StoredNode, stored_nodes_get
+from trees.selectors.slurm import SlurmState, slurm_state_of
+from trees.services.clusters import cluster_get_or_create
+from trees.services.node_sync import NodeRow, node_key, nodes_sync, share_changes_write
+
+TresText = Mapping[tuple[str, str | None], str]  # by association key, as sshare shows it
+
+
+@dataclass(frozen=True)
+class SlurmImport:
+    algorithm: Algorithm  # the cluster's, which a file of the other one does not change
+    associations: int
+    created: int
+    updated: int
+    removed: int
+    share_changes: int
+    cluster_created: bool = False
+
+
+@dataclass(frozen=True)
+class SlurmHeld:
+    """A Slurm cluster locked in a transaction, with its state and its nodes as stored."""
+
+    cluster: Cluster
+    state: SlurmState
+    nodes: list[StoredNode]
+
+    def store(
+        self,
+        *,
+        reason: str,
+        tree: SlurmTree | None = None,
+        grp_tres_mins: TresText | None = None,
+        tres_run_mins: TresText | None = None,
+        user: User | None = None,
+    ) -> SlurmImport:
+        """Make the cluster's nodes the tree's associations (by default the state's, with the
+        raw usage a pass left in it), with every number slurmctld holds, and audit them."""
+        state = self.state
+        return slurm_store(
+            self.cluster,
+            self.nodes,
+            state.tree if tree is None else tree,
+            grp_tres_mins=state.grp_tres_mins if grp_tres_mins is None else grp_tres_mins,
+            tres_run_mins=state.tres_run_mins if tres_run_mins is None else tres_run_mins,
+            reason=reason,
+            user=user,
+        )
+
+
+@contextmanager
+def slurm_tree_held(cluster: Cluster) -> Iterator[SlurmHeld]:
+    """The cluster's row locked for the transaction, and its associations read (nodes once)."""
+    with transaction.atomic():
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        nodes = stored_nodes_get(cluster=cluster, slurm=True)
+        yield SlurmHeld(cluster, slurm_state_of(cluster, nodes), nodes)
+
+
+def slurm_tree_import(
+    *,
+    cluster_name: str,
+    associations: Sequence[AssociationDef],
+    source: str,
+    algorithm: Algorithm | None = None,
+    with_usage: bool = True,
+    tres_names: Sequence[str] | None = None,
+    grp_tres_mins: TresText | None = None,
+    tres_run_mins: TresText | None = None,
+    user: User | None = None,
+) -> SlurmImport:
+    """Make the cluster's associations those given (sshare output or a sacctmgr dump).
+
+    `with_usage` false keeps the raw usage each association already has (a dump has none);
+    `algorithm` is taken only by a new cluster, whose fairshare the file shows.
+    """
+    with transaction.atomic():
+        cluster, created = cluster_get_or_create(name=cluster_name, scheduler=Scheduler.SLURM)
+        if created and algorithm is not None:
+            cluster.fairshare_algorithm = algorithm.value
+        if tres_names:
+            cluster.slurm_tres = ",".join(tres_names)
+        cluster.save(update_fields=["fairshare_algorithm", "slurm_tres"])
+        with slurm_tree_held(cluster) as held:
+            if not with_usage:
+                usage = {a.key: a.usage for a in held.state.tree.records()}
+                associations = [replace(a, usage=usage.get(a.key, 0.0)) for a in associations]
+            summary = held.store(
+                tree=_tree_built(associations),
+                grp_tres_mins=grp_tres_mins or {},
+                tres_run_mins=tres_run_mins or {},
+                reason=f"imported {source}",
+                user=user,
+            )
+    return replace(summary, cluster_created=created)
+
+
+def slurm_associations_add(
+    *, cluster: Cluster, associations: Sequence[AssociationDef], reason: str
+) -> list[str]:
+    """Add accounts and user associations the tree lacks, keeping everyone's raw usage.
+
+    Returns the added associations as `account` or `account:user`.
+    """
+    with slurm_tree_held(cluster) as held:
+        current = held.state.tree.records()
+        known = {association.key for association in current}
+        new = [a for a in dict.fromkeys(associations) if a.key not in known]
+        if new:
+            held.store(tree=_tree_built([*current, *new]), reason=reason)
+    return [f"{a.account}:{a.user}" if a.user is not None else a.account for a in new]
+
+
+def _tree_built(associations: Sequence[AssociationDef]) -> SlurmTree:
+    try:
+        return SlurmTree.build(associations)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from exc
+
+
+def slurm_store(
+    cluster: Cluster,
+    nodes: Sequence[StoredNode],
+    tree: SlurmTree,
+    *,
+    grp_tres_mins: TresText,
+    tres_run_mins: TresText,
+    reason: str,
+    user: User | None = None,
+) -> SlurmImport:
+    """Make the cluster's nodes the tree's associations, with every number slurmctld holds.
+
+    `nodes` are the cluster's nodes as read under the same lock (slurm_tree_held).
+    """
+    rows = slurm_rows(cluster, tree, grp_tres_mins=grp_tres_mins, tres_run_mins=tres_run_mins)
+    diff = nodes_sync(cluster, nodes, rows)
+    changes = share_changes_write(
+        cluster, diff, reason=reason, user=user, when=diff.stored_at
+    )
+    return SlurmImport(
+        algorithm=Algorithm(cluster.fairshare_algorithm),
+        associations=len(tree) - 1,
+        created=diff.created,
+        updated=diff.updated,
+        removed=diff.removed,
+        share_changes=len(changes),
+    )
+
+
+def slurm_rows(
+    cluster: Cluster, tree: SlurmTree, *, grp_tres_mins: TresText, tres_run_mins: TresText
+) -> Iterator[NodeRow]:
+    """Every association as stored, with the numbers slurmctld holds after a pass (usage,
+    target share, FairShare, sshare's columns, Level FS, rank), in sshare's order."""
+    metrics = fair_tree_compute(
+        tree, Algorithm(cluster.fairshare_algorithm), dampening=cluster.fairshare_dampening_factor
+    )
+    target, within = target_share(tree, metrics), level_share(tree, metrics)
+    fair_tree = metrics.algorithm == Algorithm.FAIR_TREE
+    keys: dict[int, object] = {}
+    for position, index in enumerate(tree.tree.preorder()):
+        kind = _kind(tree, index)
+        parent = tree.tree.parent[index]
+        key = keys[index] = node_key(
+            name=tree.name(index),
+            parent=None if index == ROOT else tree.name(parent),
+            kind=kind,
+            slurm=True,
+        )
+        shares = tree.tree.shares[index]
+        lfs = float(metrics.level_fs[index])
+        ranked = fair_tree and tree.is_user[index]
+        yield NodeRow(
+            key,
+            tree.name(index),
+            None if index == ROOT else keys[parent],
+            kind,
+            NodeOrigin.SCHEDULER if index == ROOT else NodeOrigin.DEFINED,
+            position,
+            None if shares == USE_PARENT else shares,
+            None,
+            None,
+            None,
+            float(tree.tree.usage[index]),
+            float(within[index]),
+            float(target[index]),
+            0.0,
+            -1.0,
+            float(metrics.fairshare[index]) if ranked or not fair_tree else 0.0,
+            SlurmValues(
+                shares_parent=shares == USE_PARENT,
+                norm_shares=float(metrics.norm_shares[index]),
+                norm_usage=None if index == ROOT else float(metrics.norm_usage[index]),
+                effectv_usage=float(metrics.effectv_usage[index]),
+                level_fs=None if not fair_tree or lfs == NO_VAL else lfs,
+                fairshare_rank=int(metrics.rank[index]) if ranked else None,
+                fairshare_rank_of=metrics.user_count if ranked else None,
+                grp_tres_mins=grp_tres_mins.get(tree.key(index), ""),
+                tres_run_mins=tres_run_mins.get(tree.key(index), ""),
+            ),
+        )
+
+
+def _kind(tree: SlurmTree, node: int) -> str:
+    if tree.is_user[node]:
+        return NodeKind.USER
+    return NodeKind.ORGANIZATION if tree.tree.depth[node] <= 1 else NodeKind.PROJECT
