@@ -320,15 +320,20 @@ def run_pbsfs(
 
 def _refuse_set(pbs: PbsTree, node: int, text: str) -> str | None:
     """The -s mistakes pbsfs swallows silently; we name them instead."""
+    if not _STRTOD.fullmatch(text):
+        not_a_number = f"usage value '{text}' for {pbs.name(node)} is not a number"
+        return usage_set_refused(pbs, node, 0.0) or not_a_number
+    return usage_set_refused(pbs, node, _strtod(text), text)
+
+
+def usage_set_refused(pbs: PbsTree, node: int, value: float, text: str = "") -> str | None:
+    """Why pbsfs -s must not set this usage on the node: a group, or not a usage at all."""
     name = pbs.name(node)
     if not pbs.is_leaf(node) or node == ROOT or name == UNKNOWN:
         return (
             f"{name} is a group: only fairshare entities (leaves) carry usage, "
             "a group's usage is the sum of its entities'"
         )
-    if not _STRTOD.fullmatch(text):
-        return f"usage value '{text}' for {name} is not a number"
-    value = _strtod(text)
     if math.isnan(value) or math.isinf(value) or value < 0:
-        return f"usage value '{text}' for {name} must be a finite number >= 0"
+        return f"usage value '{text or value}' for {name} must be a finite number >= 0"
     return None

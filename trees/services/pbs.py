@@ -15,9 +15,10 @@ from django.utils import timezone
 from trees.engine.edit import tree_version
 from trees.engine.pbs import FAIRSHARE_MIN_USAGE, ROOT_ALIAS, UNKNOWN_CGROUP, GroupDef, UsageRecord
 from trees.engine.times import epoch_seconds
-from trees.formats.pbsfs import PbsfsResult, UsageDatabase, run_pbsfs
+from trees.formats.pbsfs import PbsfsResult, UsageDatabase, run_pbsfs, usage_set_refused
 from trees.formats.usage_file import RejectedRecord, UsageFile, screen_records
 from trees.models import Cluster
+from trees.selectors.pbs import pbs_tree_of
 from trees.services.clusters import NOTHING_FOR_A_NEW_CLUSTER, cluster_get_or_create
 from trees.services.pbs_store import StoreSummary, pbs_tree_held
 from trees.services.tree_edit import TreeChanged
@@ -139,3 +140,21 @@ def pbsfs_run(*, cluster: Cluster, argv: Sequence[str], now: datetime | None = N
         if result.written is not None:
             held.store(database=result.written, reason="pbsfs")
     return result
+
+
+def pbs_usage_set(*, cluster: Cluster, usage: Sequence[tuple[str, float]], reason: str) -> None:
+    """Set entities' usage as `pbsfs -s ENTITY VALUE` does, each in turn (a group, or a value
+    that is not a usage, is refused with why, and nothing is set)."""
+    with pbs_tree_held(cluster) as held:
+        pbs = pbs_tree_of(held.cluster, held.state.groups, held.state.database)
+        for name, value in usage:
+            node = pbs.find(name)
+            if node is None:
+                raise ValidationError(f"Fairshare Entity {name} does not exist.")
+            refused = usage_set_refused(pbs, node, value)
+            if refused is not None:
+                raise ValidationError(refused)
+            pbs.set_usage(node, value)
+        records = tuple(pbs.records())
+        database = UsageDatabase(exists=True, last_decay=pbs.last_decay, records=records)
+        held.store(database=database, reason=reason)

@@ -94,9 +94,7 @@ def pbs_store(
     pbs = pbs_tree_of(cluster, groups, database)
     rows = pbs_rows(cluster, pbs, compute(pbs), groups, database)
     diff = nodes_sync(cluster, nodes, rows, renamed=renamed)
-    changes = share_changes_write(
-        cluster, diff, reason=reason, user=user, when=diff.stored_at
-    )
+    changes = share_changes_write(cluster, diff, reason=reason, user=user, when=diff.stored_at)
     cluster.last_decay = from_epoch_seconds(database.last_decay)
     cluster.has_usage_database = database.exists
     cluster.save(update_fields=["last_decay", "has_usage_database"])

@@ -159,9 +159,7 @@ def slurm_store(
     """
     rows = slurm_rows(cluster, tree, grp_tres_mins=grp_tres_mins, tres_run_mins=tres_run_mins)
     diff = nodes_sync(cluster, nodes, rows)
-    changes = share_changes_write(
-        cluster, diff, reason=reason, user=user, when=diff.stored_at
-    )
+    changes = share_changes_write(cluster, diff, reason=reason, user=user, when=diff.stored_at)
     return SlurmImport(
         algorithm=Algorithm(cluster.fairshare_algorithm),
         associations=len(tree) - 1,

@@ -37,11 +37,11 @@ from trees.management.commands._base import FairshareCommand
 from trees.models import Role
 from trees.selectors.clusters import cluster_get, node_get
 from trees.services.clusters import cluster_delete, job_sort_formula_set
-from trees.services.pbs import pbsfs_run, resource_group_import
+from trees.services.pbs import pbs_usage_set, resource_group_import
 from trees.services.people import login_set, membership_set, person_set
 from trees.services.slurm import slurm_tree_import
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample"
+SAMPLES = Path(__file__).resolve().parents[2] / "demo_sample"
 SEED = 3  # of the generated site: the same seed, end and size give the same site
 SMALL_DAYS = 14
 PASSWORD_VARIABLE = "DEMO_PASSWORD"
@@ -128,10 +128,12 @@ class Command(FairshareCommand):
             groups = _pbs_site_import(
                 name, folder / "sched_config", folder / "resource_group", f"sample {name}"
             )
-            cluster = cluster_get(name=name)
-            for line in (folder / "usage").read_text().splitlines():
-                entity, value = line.split()
-                pbsfs_run(cluster=cluster, argv=["-s", entity, value])
+            usage = [line.split() for line in (folder / "usage").read_text().splitlines()]
+            pbs_usage_set(
+                cluster=cluster_get(name=name),
+                usage=[(entity, float(value)) for entity, value in usage],
+                reason=f"sample {name}",
+            )
             self.stdout.write(f"loaded cluster {name}: {len(groups.entries)} tree entries")
 
     def _generated(

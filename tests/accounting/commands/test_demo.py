@@ -19,9 +19,9 @@ from django.core.management import call_command
 from django.db.models import Sum
 from django.test import override_settings
 
+from accounting.management.commands.demo import LOGINS, login_passwords
 from accounting.models import Cycle, IngestRun, Job, NodeHistory
 from accounting.parsers.records import JobState
-from trees.management.commands.demo import LOGINS, login_passwords
 from trees.models import Cluster, Membership, Node, NodeOrigin, Person, Role
 from trees.services.clusters import cluster_delete
 
