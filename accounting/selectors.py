@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db.models import Count, F, FloatField, Max, OuterRef, Sum
 from django.db.models.functions import Cast, Coalesce
 
-from accounting.models import Cycle, Job, NodeHistory
+from accounting.models import Cycle, FilesUpload, Job, NodeHistory, UploadRejection
 from accounting.parsers.records import JobState
 from trees.engine.cycle import cycle_slot
 from trees.engine.times import epoch_seconds, epoch_time
@@ -262,3 +262,15 @@ def trends_get(*, node: Node, since: datetime | None, top: int = TOP_CONSUMERS) 
     under = [node.pk, *descendant_ids_get([node.pk])]
     report = usage_report_get(cluster=node.cluster, by="entity", since=since, nodes=under)
     return Trends(children, at, usage, report[:top])
+
+
+def upload_get(*, upload_id: int) -> FilesUpload:
+    return FilesUpload.objects.get(pk=upload_id)
+
+
+def upload_rejections_get(
+    *, upload: FilesUpload, limit: int | None = None
+) -> Iterator[UploadRejection]:
+    """The upload's rejected lines in the order they were met; the first `limit` of them."""
+    rejections = UploadRejection.objects.filter(upload=upload).order_by("id")
+    return rejections[:limit].iterator() if limit is not None else rejections.iterator(2000)

@@ -10,18 +10,26 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from accounting.forms import ConfirmForm, SiteFilesForm
-from accounting.models import FilesUpload, UploadRejection, UploadState
+from accounting.models import FilesUpload, UploadState
+from accounting.selectors import upload_get, upload_rejections_get
 from accounting.services.site_files import SiteFile
-from accounting.services.uploads import UploadRefused, files_upload_confirm, files_upload_start
+from accounting.services.uploads import (
+    UploadRefused,
+    files_upload_confirm,
+    files_upload_discard,
+    files_upload_start,
+)
 from fairshare_site.errors import error_response
+from trees.access import is_admin
 from trees.explanations import EXPLANATIONS
 from trees.models import Cluster
 from trees.services.tree_edit import TreeChanged
+from trees.views.lookup import cluster_or_404
 
 FIGURES = {
     "entries": "Entries imported",
@@ -85,9 +93,9 @@ def files_import_page(request: HttpRequest, name: str | None = None) -> HttpResp
     The request body is bounded before it is read (Content-Length) and as it streams; the
     files are kept for the import task, and the answer is the upload's page, which follows it.
     """
-    if not request.user.is_staff:
+    if not is_admin(request.user):
         raise PermissionDenied("importing files is for admins")
-    cluster = get_object_or_404(Cluster, name=name) if name is not None else None
+    cluster = cluster_or_404(name) if name is not None else None
     bounded = BoundedUploadHandler(request)
     if request.method == "POST":
         announced = request.META.get("CONTENT_LENGTH") or "0"
@@ -142,10 +150,7 @@ def upload_page(request: HttpRequest, upload_id: int) -> HttpResponse:
     note = ""
     if request.method == "POST" and upload.state == UploadState.PREVIEW:
         if request.POST.get("action") == "discard":
-            FilesUpload.objects.filter(pk=upload.pk, state=UploadState.PREVIEW).update(
-                state=UploadState.DONE,
-                result={"imported": False, "outcome": "discarded: the tree is unchanged"},
-            )
+            files_upload_discard(upload_id=upload.pk)
             return redirect("accounting:upload", upload.pk)
         form = ConfirmForm(request.POST)
         if form.is_valid():
@@ -187,7 +192,7 @@ def upload_rejects_csv(request: HttpRequest, upload_id: int) -> StreamingHttpRes
     def rows() -> Iterator[str]:
         out = csv.writer(_Echo())
         yield out.writerow(["file", "line", "byte", "field", "reason", "text"])
-        for bad in UploadRejection.objects.filter(upload=upload).order_by("id").iterator(2000):
+        for bad in upload_rejections_get(upload=upload):
             yield out.writerow(
                 [bad.file, bad.line, "" if bad.byte is None else bad.byte, bad.field,
                  bad.reason, bad.text]
@@ -199,9 +204,12 @@ def upload_rejects_csv(request: HttpRequest, upload_id: int) -> StreamingHttpRes
 
 
 def _upload(request: HttpRequest, upload_id: int) -> FilesUpload:
-    if not request.user.is_staff:
+    if not is_admin(request.user):
         raise PermissionDenied("imports are for admins")
-    return get_object_or_404(FilesUpload, pk=upload_id)
+    try:
+        return upload_get(upload_id=upload_id)
+    except FilesUpload.DoesNotExist as exc:
+        raise Http404("no such upload") from exc
 
 
 def _working(upload: FilesUpload) -> bool:
@@ -223,7 +231,7 @@ def _context(upload: FilesUpload, form: ConfirmForm, note: str) -> dict[str, Any
         "columns": [(FIGURES[key], EXPLANATIONS[f"import_{key}"]) for key in keys],
         "rows": [(file, [counts[key] for key in keys]) for file, counts in result.get("files", [])],
         "totals": [totals[key] for key in keys],
-        "rejects": list(UploadRejection.objects.filter(upload=upload).order_by("id")[:shown]),
+        "rejects": list(upload_rejections_get(upload=upload, limit=shown)),
         "shown": shown,
         "preview": preview,
         "entities": [row for row in standing if row["leaf"]],

@@ -57,10 +57,15 @@ def scheduler_user(user: User | AnonymousUser) -> str:
     return person or user.get_username()
 
 
+def is_admin(user: User | AnonymousUser) -> bool:
+    """Admins are Django staff: they read and edit every cluster, import and audit."""
+    return user.is_authenticated and bool(getattr(user, "is_staff", False))
+
+
 def access_get(*, user: User | AnonymousUser, cluster: Cluster) -> Access:
     if not user.is_authenticated:
         return Access(False, False, frozenset(), frozenset(), frozenset(), frozenset())
-    admin = bool(getattr(user, "is_staff", False))
+    admin = is_admin(user)
     roles = list(
         Membership.objects.filter(user=user, node__cluster=cluster).values_list("node_id", "role")
     )

@@ -1,13 +1,17 @@
 from django.contrib import admin
 
-from trees.models import Cluster, Membership, Node, Person, ShareChange
+from trees.models import Cluster, Membership, Node, Person, SettingChange, ShareChange
 
 
 @admin.register(Cluster)
 class ClusterAdmin(admin.ModelAdmin[Cluster]):
     list_display = ["name", "scheduler", "fairshare_usage_res", "decay_factor", "decay_interval"]
 
-    # Policy changes recompute every metric, so they go through the import services.
+    # Clusters are made by the imports (a PBS one starts with TREEROOT and unknown) and set on
+    # their settings page, both through the services; here they are only read or removed.
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
     def has_change_permission(self, request: object, obj: object = None) -> bool:
         return False
 
@@ -58,3 +62,15 @@ class MembershipAdmin(admin.ModelAdmin[Membership]):
     @admin.display(ordering="node__cluster__name")
     def cluster(self, membership: Membership) -> str:
         return membership.node.cluster.name
+
+
+@admin.register(SettingChange)
+class SettingChangeAdmin(admin.ModelAdmin[SettingChange]):
+    list_display = ["changed_at", "cluster", "setting", "old_value", "new_value", "changed_by"]
+    list_filter = ["cluster"]
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False

@@ -1,15 +1,20 @@
-"""The share editing form: one row per child of a node (and blank rows for new ones), with the
-reason and what ties the edit to the tree it was made on."""
+"""The admins' forms: the share editing form (one row per child of a node, and blank rows for
+new ones, with the reason and what ties the edit to the tree it was made on), and a cluster's
+settings."""
 
 from __future__ import annotations
 
 import hashlib
+from datetime import timedelta
 from typing import Any
 
 from django import forms
 
 from trees.engine.edit import ChildEdit
 from trees.engine.pbs import INT_MAX, ROOT_ALIAS, resource_group_parent
+from trees.formats.sched_config import MAX_DECAY_TIME
+from trees.models import Cluster, Scheduler
+from trees.services.clusters import CLUSTER_SETTINGS
 
 NEW_ROWS = 3
 
@@ -85,3 +90,68 @@ def edit_digest(version: str, edits: list[ChildEdit]) -> str:
     for edit in edits:
         digest.update(repr(edit).encode())
     return digest.hexdigest()[:32]
+
+
+class ClusterSettingsForm(forms.Form):
+    """A cluster's settings, the fields of its scheduler only; times in seconds, as
+    sched_config's decay_time and qmgr's scheduler_iteration give them."""
+
+    private_usage = forms.BooleanField(
+        required=False,
+        help_text="Members see only their own path and its siblings' totals (Slurm's"
+        " PrivateData=usage); off, any logged-in person reads the whole tree.",
+    )
+    decay_interval = forms.IntegerField(
+        label="decay_time (s)",
+        min_value=1,
+        max_value=MAX_DECAY_TIME,
+        help_text="PBS decays usage this often (sched_config decay_time).",
+    )
+    decay_factor = forms.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        help_text="Each decay multiplies usage by this (sched_config fairshare_decay_factor).",
+    )
+    scheduler_iteration = forms.IntegerField(
+        label="scheduler_iteration (s)",
+        min_value=1,
+        max_value=MAX_DECAY_TIME,
+        help_text="How often PBS's scheduling cycle runs, and so the dashboard's cycles.",
+    )
+    priority_decay_half_life = forms.IntegerField(
+        label="PriorityDecayHalfLife (s)",
+        min_value=0,
+        max_value=MAX_DECAY_TIME,
+        help_text="Raw usage halves over this time; 0: no decay.",
+    )
+    priority_calc_period = forms.IntegerField(
+        label="PriorityCalcPeriod (s)",
+        min_value=1,
+        max_value=MAX_DECAY_TIME,
+        help_text="How often slurmctld charges and decays usage, and so the dashboard's cycles.",
+    )
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=2000)
+
+    def __init__(self, data: Any = None, *, cluster: Cluster) -> None:
+        kept = CLUSTER_SETTINGS[Scheduler(cluster.scheduler)]
+        initial = {
+            name: int(value.total_seconds()) if isinstance(value, timedelta) else value
+            for name in kept
+            for value in [getattr(cluster, name)]
+        }
+        super().__init__(data, initial=initial)
+        for name in list(self.fields):
+            if name not in (*kept, "reason"):
+                del self.fields[name]
+
+    def settings(self) -> dict[str, object]:
+        """The cleaned values as the cluster holds them (durations as timedelta)."""
+        return {
+            name: timedelta(seconds=value) if name in _DURATIONS else value
+            for name, value in self.cleaned_data.items()
+            if name != "reason"
+        }
+
+
+_DURATIONS = ("decay_interval", "scheduler_iteration", "priority_decay_half_life",
+              "priority_calc_period")  # fmt: skip

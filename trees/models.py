@@ -370,6 +370,29 @@ class ShareChange(models.Model):
         return "; ".join(parts)
 
 
+class SettingChange(models.Model):
+    """The audit trail of a cluster's settings (its settings page): who set what, and why."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="setting_changes")
+    setting = models.CharField(max_length=64, help_text="The Cluster field that changed.")
+    old_value = models.CharField(max_length=255)
+    new_value = models.CharField(max_length=255)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    changed_at = models.DateTimeField(db_index=True)
+    reason = models.TextField()
+
+    class Meta:
+        ordering = ["-changed_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=~Q(reason=""), name="setting_change_has_reason"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}: {self.setting} {self.old_value} → {self.new_value}"
+
+
 class Person(models.Model):
     """Who a dashboard login is to the schedulers: the user name their jobs run under, which
     links them to every leaf of that name ("my standing in every account")."""

@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from trees.views import compare, edit, standing, tree, trends
+from trees.views import cluster_settings, compare, edit, standing, tree, trends
 from trees.views.parameters import MAX_ID
 
 
@@ -43,6 +43,11 @@ urlpatterns = [
     path("clusters/<slug:name>/trends/", trends.trends_page, name="trends"),
     path("clusters/<slug:name>/nodes/<id:node_id>/edit/", edit.node_edit, name="node-edit"),
     path("clusters/<slug:name>/audit/", edit.audit_page, name="audit"),
+    path(
+        "clusters/<slug:name>/settings/",
+        cluster_settings.cluster_settings_page,
+        name="settings",
+    ),
     path(
         "clusters/<slug:name>/resource_group",
         edit.resource_group_download,

@@ -135,3 +135,11 @@ def files_upload_confirm(*, upload_id: int, reason: str, user: User | None) -> F
         upload.finished_at = timezone.now()
         upload.save(update_fields=["result", "state", "finished_at"])
     return upload
+
+
+def files_upload_discard(*, upload_id: int) -> None:
+    """Drop a previewed resource_group unapplied: the tree stays as it is."""
+    FilesUpload.objects.filter(pk=upload_id, state=UploadState.PREVIEW).update(
+        state=UploadState.DONE,
+        result={"imported": False, "outcome": "discarded: the tree is unchanged"},
+    )

@@ -18,7 +18,7 @@ from trees.models import Cluster, Node, Scheduler
 
 pytestmark = pytest.mark.django_db
 
-SAMPLES = Path(__file__).resolve().parents[2] / "trees" / "sample"
+SAMPLES = Path(__file__).resolve().parents[2] / "accounting" / "demo_sample"
 BAD_TREE = "g1 10 root 50\nbad line\nu1 11 g1 abc\nu2 12 g1 5\n"
 
 

@@ -25,7 +25,7 @@ from trees.models import Cluster, Node, ShareChange
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
 
 WHITEPAPER = (
-    Path(__file__).resolve().parents[2] / "trees/sample/whitepaper/resource_group"
+    Path(__file__).resolve().parents[2] / "accounting/demo_sample/whitepaper/resource_group"
 ).read_text()
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from django.db.models import Q, QuerySet
 
 from trees.engine.pbs import resource_group_parent
-from trees.models import Cluster, Node, ShareChange
+from trees.models import Cluster, Node, SettingChange, ShareChange
 
 
 def share_changes_get(
@@ -31,3 +31,8 @@ def share_changes_get(
     if since is not None:
         changes = changes.filter(changed_at__gte=since)
     return changes
+
+
+def setting_changes_get(*, cluster: Cluster) -> QuerySet[SettingChange]:
+    """The cluster's settings changes, newest first."""
+    return SettingChange.objects.filter(cluster=cluster).select_related("changed_by")

@@ -16,3 +16,12 @@ def node_get(*, cluster: Cluster, name: str) -> Node:
 
 def clusters_list() -> list[Cluster]:
     return list(Cluster.objects.all())
+
+
+def cluster_node_get(*, cluster: Cluster, node_id: int) -> Node:
+    """The node of that id in the cluster (Node.DoesNotExist for one of another cluster)."""
+    return Node.objects.get(pk=node_id, cluster=cluster)
+
+
+def root_get(*, cluster: Cluster) -> Node:
+    return Node.objects.get(cluster=cluster, parent__isnull=True)

@@ -8,9 +8,9 @@ from trees.engine.pbs import compare_at
 from trees.engine.pbs import compute as pbs_compute
 from trees.engine.slurm import Algorithm, association_find, association_label, compute
 from trees.engine.slurm import compare as fair_tree_compare
-from trees.models import Cluster
+from trees.models import Cluster, Node, Scheduler
 from trees.selectors.pbs import pbs_tree_get
-from trees.selectors.slurm import slurm_state_get
+from trees.selectors.slurm import slurm_node_ids_get, slurm_state_get
 
 
 @dataclass(frozen=True)
@@ -96,3 +96,15 @@ def slurm_compare_get(*, cluster: Cluster, a: str, b: str) -> SlurmComparison:
         fairshare_a=fairshare(node_a),
         fairshare_b=fairshare(node_b),
     )
+
+
+def labelled_ids_get(*, cluster: Cluster, label: str) -> list[int]:
+    """The nodes a comparison's label names: PBS, the node of that name; Slurm, `ACCOUNT`,
+    `ACCOUNT:USER`, or `USER` (that user's association in every account)."""
+    if cluster.scheduler != Scheduler.SLURM:
+        return list(Node.objects.filter(cluster=cluster, name=label).values_list("id", flat=True))
+    account, _, user = label.partition(":")
+    ids = slurm_node_ids_get(cluster=cluster)
+    if user:
+        return [ids[(account, user)]] if (account, user) in ids else []
+    return [pk for (name, user_name), pk in ids.items() if (user_name or name) == label]

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from django.db.models import QuerySet
 
-from trees.models import Cluster, Node
+from trees.models import Cluster, Node, NodeOrigin
 
 
 class SlurmValues(NamedTuple):
@@ -144,3 +144,33 @@ def descendant_ids_get(nodes: Iterable[int]) -> frozenset[int]:
 def nodes_in_bulk_get(*, ids: Sequence[int]) -> dict[int, Node]:
     """The nodes of these ids, by id (those that exist)."""
     return Node.objects.in_bulk(list(ids))
+
+
+def children_get(*, node: Node) -> list[Node]:
+    """The node's children, the largest target share first."""
+    return list(node.children.order_by("-fairshare_perc", "name"))
+
+
+def defined_children_get(*, node: Node) -> list[Node]:
+    """The children the tree defines (not met in usage only), in resource_group order."""
+    return list(node.children.filter(origin=NodeOrigin.DEFINED).order_by("position"))
+
+
+def siblings_named_get(*, node: Node) -> list[tuple[int, str]]:
+    """The ids and names of the node's parent's children, the node among them."""
+    return list(Node.objects.filter(parent_id=node.parent_id).values_list("id", "name"))
+
+
+def node_names_get(*, ids: Iterable[int]) -> set[str]:
+    return set(Node.objects.filter(pk__in=list(ids)).values_list("name", flat=True))
+
+
+def existing_ids_get(*, cluster: Cluster, ids: Iterable[int]) -> set[int]:
+    """Those of the ids that are nodes of the cluster still."""
+    return set(Node.objects.filter(cluster=cluster, pk__in=list(ids)).values_list("pk", flat=True))
+
+
+def group_names_get(*, cluster: Cluster, limit: int) -> list[str]:
+    """The names of the tree's own entries that have children (the first `limit` by name)."""
+    groups = Node.objects.filter(cluster=cluster, origin=NodeOrigin.DEFINED, children__isnull=False)
+    return list(groups.distinct().order_by("name").values_list("name", flat=True)[:limit])

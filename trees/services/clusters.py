@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from trees.engine.formula import JOB_SORT_NAMES, FormulaError, parse_formula
 from trees.formats.pbsfs import UsageDatabase
-from trees.models import Cluster, Scheduler
+from trees.models import Cluster, Scheduler, SettingChange
 from trees.services.pbs_store import pbs_store
 
 # An import that imports nothing leaves no new cluster behind (raised inside its transaction,
@@ -36,6 +40,59 @@ def cluster_get_or_create(*, name: str, scheduler: str = Scheduler.PBS) -> tuple
                 f" not {Scheduler(scheduler).label}"
             )
     return cluster, created
+
+
+# What an admin sets on a cluster's settings page, by scheduler: who reads the usage, how it
+# decays, how often the cycle runs. The rest of the policy comes from the scheduler's files.
+CLUSTER_SETTINGS = {
+    Scheduler.PBS: ("private_usage", "decay_interval", "decay_factor", "scheduler_iteration"),
+    Scheduler.SLURM: ("private_usage", "priority_decay_half_life", "priority_calc_period"),
+}
+
+
+def cluster_settings_set(
+    *, cluster: Cluster, values: Mapping[str, object], reason: str, user: User | None
+) -> list[SettingChange]:
+    """Set the cluster's settings (those of CLUSTER_SETTINGS for its scheduler) with one audit
+    row per setting that changes, each with the reason; nothing else of the cluster moves.
+
+    The metrics stay as stored: none of these settings enters them (decays and cycles to come
+    use the new ones); a value the cluster's constraints refuse is refused with why.
+    """
+    reason = reason.strip()
+    if not reason:
+        raise ValidationError({"reason": "a reason is required"})
+    allowed = CLUSTER_SETTINGS.get(Scheduler(cluster.scheduler), ())
+    unknown = sorted(set(values) - set(allowed))
+    if unknown:
+        raise ValidationError(
+            f"{', '.join(unknown)}: not a setting of a {cluster.scheduler} cluster"
+        )
+    with transaction.atomic():
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        now = timezone.now()
+        changes = []
+        for setting in allowed:
+            if setting not in values or getattr(cluster, setting) == values[setting]:
+                continue
+            old = getattr(cluster, setting)
+            setattr(cluster, setting, values[setting])
+            changes.append(
+                SettingChange(
+                    cluster=cluster,
+                    setting=setting,
+                    old_value=str(old),
+                    new_value=str(values[setting]),
+                    changed_by=user,
+                    changed_at=now,
+                    reason=reason,
+                )
+            )
+        if changes:
+            cluster.full_clean(exclude=["nodes"])
+            cluster.save(update_fields=[change.setting for change in changes])
+            SettingChange.objects.bulk_create(changes)
+    return changes
 
 
 def job_sort_formula_set(*, cluster: Cluster, formula: str) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 
 from trees.access import Access, access_get
 from trees.explanations import (
@@ -11,16 +11,16 @@ from trees.explanations import (
     pbs_comparison_explained,
     slurm_comparison_explained,
 )
-from trees.models import Cluster, Node, Scheduler
-from trees.selectors.compare import pbs_compare_get, slurm_compare_get
+from trees.models import Cluster, Scheduler
+from trees.selectors.compare import labelled_ids_get, pbs_compare_get, slurm_compare_get
 from trees.selectors.nodes import ancestor_ids_get
-from trees.selectors.slurm import slurm_node_ids_get
-from trees.views.tree import MAX_NAME
+from trees.views.lookup import cluster_or_404
+from trees.views.parameters import MAX_NAME
 
 
 def compare_page(request: HttpRequest, name: str) -> HttpResponse:
     """The form; with `a` and `b`, the answer and what would change it."""
-    cluster = get_object_or_404(Cluster, name=name)
+    cluster = cluster_or_404(name)
     slurm = cluster.scheduler == Scheduler.SLURM
     a, b = request.GET.get("a", "").strip(), request.GET.get("b", "").strip()
     context: dict[str, object] = {
@@ -60,18 +60,8 @@ def compare_page(request: HttpRequest, name: str) -> HttpResponse:
 
 
 def _reads(cluster: Cluster, access: Access, label: str) -> bool:
-    """Whether `label` names a node the person reads (PBS: a name; Slurm: ACCOUNT,
-    ACCOUNT:USER or a USER of one account)."""
-    if cluster.scheduler == Scheduler.SLURM:
-        account, _, user = label.partition(":")
-        ids = slurm_node_ids_get(cluster=cluster)
-        found = (
-            [ids[(account, user)]]
-            if user and (account, user) in ids
-            else [pk for (acct, name), pk in ids.items() if (name or acct) == label]
-        )
-    else:
-        found = list(Node.objects.filter(cluster=cluster, name=label).values_list("id", flat=True))
+    """Whether `label` names a node the person reads."""
+    found = labelled_ids_get(cluster=cluster, label=label)
     if access.whole_tree:
         return bool(found)
     return any(access.reads([*ancestor_ids_get([pk]), pk]) for pk in found)

@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import EmptyPage, Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 
 from trees.access import access_get
@@ -27,15 +27,26 @@ from trees.forms import NEW_ROWS, ChildForm, ChildFormSet, EditForm, edit_digest
 from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
 from trees.selectors.audit import share_changes_get
 from trees.selectors.edit import tree_edit_preview_get
-from trees.selectors.nodes import node_path_get
+from trees.selectors.nodes import (
+    defined_children_get,
+    existing_ids_get,
+    group_names_get,
+    node_path_get,
+)
 from trees.selectors.pbs import resource_group_text_get, tree_version_get
 from trees.services.tree_edit import EditRefused, TreeChanged, tree_edit
-from trees.views.parameters import BadParameter, id_parameter, int_parameter, text_parameter
+from trees.views.lookup import cluster_node_or_404, cluster_or_404, node_view
+from trees.views.parameters import (
+    AUDIT_PAGE,
+    MAX_NAME,
+    MAX_PARENTS_LISTED,
+    BadParameter,
+    id_parameter,
+    int_parameter,
+    text_parameter,
+)
 
 PREFIX = "child"
-AUDIT_PAGE = 100
-MAX_NAME = 255
-MAX_PARENTS_LISTED = 1000
 
 
 def node_edit(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
@@ -43,9 +54,10 @@ def node_edit(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
     shows every node whose target share or factor would change, `Save` (only of the edit just
     previewed, with a reason) stores it. An edit made on a tree that has changed since is
     refused with the changes, and nothing is saved."""
-    cluster = get_object_or_404(Cluster, name=name, scheduler=Scheduler.PBS)
-    node = get_object_or_404(Node, pk=node_id, cluster=cluster)
-    _admins_only(request, cluster, node)
+    at = node_view(request, name, node_id, scheduler=Scheduler.PBS)
+    if not at.access.admin:
+        raise PermissionDenied("editing shares is for admins")
+    cluster, node = at.cluster, at.node
     if node.parent_id is not None and node.origin != NodeOrigin.DEFINED:
         raise Http404("only the root and the tree's own entries have children to edit")
     here = resource_group_parent(node.name)  # what the rows' parent field calls this node
@@ -109,12 +121,10 @@ def audit_page(request: HttpRequest, name: str) -> HttpResponse:
     """Admins only: every change of the tree's shares, names and places, newest first, with
     who, when and why; `q` keeps those of nodes whose name (now or before) contains it,
     `node` (an id) those of that node and its children."""
-    cluster = get_object_or_404(Cluster, name=name)
-    if not request.user.is_staff:
-        raise PermissionDenied("the audit trail is for admins")
+    cluster = _admins_cluster(request, name, "the audit trail is for admins")
     text = text_parameter(request, "q", max_length=MAX_NAME) or ""
     node_id = id_parameter(request, "node")
-    around = get_object_or_404(Node, pk=node_id, cluster=cluster) if node_id else None
+    around = cluster_node_or_404(cluster, node_id) if node_id else None
     number = int_parameter(request, "page", 1, 1, None)
     changes = share_changes_get(cluster=cluster, name=text, around=around)
     pages = Paginator(changes, AUDIT_PAGE)
@@ -139,9 +149,9 @@ def audit_page(request: HttpRequest, name: str) -> HttpResponse:
 def resource_group_download(request: HttpRequest, name: str) -> HttpResponse:
     """Admins only: the PBS tree as the resource_group file PBS reads (what
     `export_resource_group` writes), to put in PBS_HOME/sched_priv/."""
-    cluster = get_object_or_404(Cluster, name=name, scheduler=Scheduler.PBS)
-    if not request.user.is_staff:
-        raise PermissionDenied("the resource_group file is for admins")
+    cluster = _admins_cluster(
+        request, name, "the resource_group file is for admins", scheduler=Scheduler.PBS
+    )
     text = resource_group_text_get(cluster=cluster, now=timezone.now())
     response = HttpResponse(text, content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="resource_group"'
@@ -164,19 +174,19 @@ class _Forms:
                 rows[problem.row].add_error(problem.field, problem.message)
 
 
-def _admins_only(request: HttpRequest, cluster: Cluster, node: Node) -> None:
-    if request.user.is_staff:
-        return
-    path = [step.pk for step in node_path_get(node=node)]
-    if access_get(user=request.user, cluster=cluster).opens(path):
-        raise PermissionDenied("editing shares is for admins")
-    raise Http404("no such node")
+def _admins_cluster(
+    request: HttpRequest, name: str, refusal: str, *, scheduler: str | None = None
+) -> Cluster:
+    cluster = cluster_or_404(name, scheduler=scheduler)
+    if not access_get(user=request.user, cluster=cluster).admin:
+        raise PermissionDenied(refusal)
+    return cluster
 
 
 def _fresh(cluster: Cluster, node: Node, here: str) -> _Forms:
     """The form on the tree as it is now: a row per child, in resource_group order, and
     blank rows for new children."""
-    children = Node.objects.filter(parent=node, origin=NodeOrigin.DEFINED).order_by("position")
+    children = defined_children_get(node=node)
     initial = [
         {"original": child.name, "name": child.name, "parent": here, "shares": child.shares}
         for child in children
@@ -210,7 +220,7 @@ def _changed(
 def _existing(cluster: Cluster, changes: Any) -> set[int]:
     """The ids of the changed nodes still in the tree (their names link to their pages)."""
     ids = {change.node_id for change in changes if change.node_id is not None}
-    return set(Node.objects.filter(cluster=cluster, pk__in=ids).values_list("pk", flat=True))
+    return existing_ids_get(cluster=cluster, ids=ids)
 
 
 def _page(
@@ -224,12 +234,7 @@ def _page(
     changes_since: list[ShareChange] | None = None,
     yours: list[ChildEdit] | None = None,
 ) -> HttpResponse:
-    parents = (
-        Node.objects.filter(cluster=cluster, origin=NodeOrigin.DEFINED, children__isnull=False)
-        .distinct()
-        .order_by("name")
-        .values_list("name", flat=True)[:MAX_PARENTS_LISTED]
-    )
+    parents = group_names_get(cluster=cluster, limit=MAX_PARENTS_LISTED)
     form = forms.form
     version = form.cleaned_data["version"] if form.is_bound else form.initial["version"]
     opened = form.cleaned_data["opened_at"] if form.is_bound else form.initial["opened_at"]

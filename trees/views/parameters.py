@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import timedelta
 
 from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest
@@ -13,6 +14,11 @@ from django.http import Http404, HttpRequest
 # The largest primary key the databases hold (a signed 64-bit integer): a larger id names
 # nothing, as a missing row does.
 MAX_ID = 2**63 - 1
+MAX_NAME = 255  # characters of a node's name, as the database holds it
+MAX_LEVELS = 3  # of a tree.json answer below its top
+HISTORY_RANGES = {"7d": timedelta(days=7), "30d": timedelta(days=30), "1y": timedelta(days=365)}
+AUDIT_PAGE = 100  # share changes a page of the audit trail lists
+MAX_PARENTS_LISTED = 1000  # groups the edit page offers as a child's new parent
 _WHOLE_NUMBER = re.compile(r"[0-9]{1,30}")  # ASCII digits only: str.isdigit() takes `²`
 
 

@@ -15,6 +15,7 @@ from trees.engine.ranking import EntityRanking
 from trees.explanations import EXPLANATIONS
 from trees.models import Cluster, Node, Scheduler
 from trees.selectors.clusters import clusters_list
+from trees.selectors.nodes import nodes_in_bulk_get
 from trees.selectors.standing import entity_ranking_get
 
 TREND_SPAN = timedelta(days=7)
@@ -64,7 +65,7 @@ def my_standing(request: HttpRequest) -> HttpResponse:
             key=lambda pk: (ranking.ranks[pk], ranking.path_name(pk)),
         )
         member_ids = [pk for pk in ranking.under(access.managed) if pk not in mine_ids]
-        nodes = Node.objects.in_bulk([*mine_ids, *member_ids])
+        nodes = nodes_in_bulk_get(ids=[*mine_ids, *member_ids])
         before = factors_at_get(node_ids=nodes, at=week_ago)
         mine = [_standing(nodes[pk], ranking, before) for pk in mine_ids]
         members = [_standing(nodes[pk], ranking, before) for pk in member_ids]

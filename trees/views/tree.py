@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from django.contrib.auth.decorators import login_not_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.utils import timezone
 
 from accounting.selectors import (
@@ -19,25 +17,25 @@ from trees.access import Access, access_get, visible_ids_get
 from trees.engine.pbs import ROOT_ALIAS
 from trees.engine.ranking import furthest_over_target
 from trees.explanations import EXPLANATIONS, recovery_sentence
-from trees.models import Cluster, Node, NodeOrigin, Scheduler
+from trees.models import Cluster, NodeOrigin, Scheduler
 from trees.selectors.clusters import clusters_list
 from trees.selectors.listings import cluster_listing_get
-from trees.selectors.nodes import NodeValues, node_path_get
+from trees.selectors.nodes import NodeValues, children_get, node_names_get, siblings_named_get
 from trees.selectors.standing import recovery_get
 from trees.selectors.tree import Subtree, nodes_named_get, subtree_get
 from trees.selectors.tree_json import tree_json_documents_get
 from trees.serializers import json_number, tree_json_document
 from trees.views.documents import document_response, listing_response
+from trees.views.lookup import cluster_node_or_404, cluster_or_404, node_view
 from trees.views.parameters import (
+    HISTORY_RANGES,
+    MAX_LEVELS,
+    MAX_NAME,
     choice_parameter,
     id_parameter,
     int_parameter,
     text_parameter,
 )
-
-HISTORY_RANGES = {"7d": timedelta(days=7), "30d": timedelta(days=30), "1y": timedelta(days=365)}
-MAX_LEVELS = 3
-MAX_NAME = 255
 
 
 @login_not_required
@@ -57,7 +55,7 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 def cluster_overview(request: HttpRequest, name: str) -> HttpResponse:
-    cluster = get_object_or_404(Cluster, name=name)
+    cluster = cluster_or_404(name)
     access = access_get(user=request.user, cluster=cluster)
     return render(
         request,
@@ -66,6 +64,7 @@ def cluster_overview(request: HttpRequest, name: str) -> HttpResponse:
             "cluster": cluster,
             "slurm": cluster.scheduler == Scheduler.SLURM,
             "manages": bool(access.admin or access.managed),
+            "admin": access.admin,
             "explain": EXPLANATIONS,
         },
     )
@@ -75,7 +74,7 @@ def tree_json(request: HttpRequest, name: str) -> HttpResponse:
     """A node (`node`, default: the root) and its descendants `levels` deep (1 to 3, default
     2), or the nodes whose name contains `q` with their ancestors; as far as the person may
     see them, each with its number of children, to open on demand."""
-    cluster = get_object_or_404(Cluster, name=name)
+    cluster = cluster_or_404(name)
     access = access_get(user=request.user, cluster=cluster)
     text = text_parameter(request, "q", max_length=MAX_NAME, required=True)
     top_id = levels = 0
@@ -89,7 +88,7 @@ def tree_json(request: HttpRequest, name: str) -> HttpResponse:
     if text is not None:
         subtree = nodes_named_get(cluster=cluster, text=text, among=visible_ids_get(access=access))
     else:
-        top = get_object_or_404(Node, pk=top_id, cluster=cluster) if top_id else None
+        top = cluster_node_or_404(cluster, top_id) if top_id else None
         subtree = subtree_get(cluster=cluster, top=top, levels=levels)
     return _tree_json_response(cluster, access, subtree, searched=text is not None)
 
@@ -118,14 +117,9 @@ def _tree_json_response(
 
 
 def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
-    cluster = get_object_or_404(Cluster, name=name)
-    node = get_object_or_404(Node, pk=node_id, cluster=cluster)
-    path = node_path_get(node=node)
-    access = access_get(user=request.user, cluster=cluster)
-    ids = [step.pk for step in path]
-    if not access.opens(ids):
-        raise Http404("no such node")
-    children = list(node.children.order_by("-fairshare_perc", "name"))
+    at = node_view(request, name, node_id)
+    cluster, node, path, access, ids = at.cluster, at.node, at.path, at.access, at.ids
+    children = children_get(node=node)
     rows = [
         (child, access.opens([*ids, child.pk]))
         for child in children
@@ -159,21 +153,13 @@ def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
 def node_history_json(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
     """The node's history over `range` (7d, 30d, 1y or all; default 30d) and the events that
     mark it (decays, usage resets, share changes)."""
-    cluster = get_object_or_404(Cluster, name=name)
-    node = get_object_or_404(Node, pk=node_id, cluster=cluster)
-    path = node_path_get(node=node)
-    access = access_get(user=request.user, cluster=cluster)
-    if not access.reads([step.pk for step in path]):
-        raise Http404("no such node")
-    beside = list(Node.objects.filter(parent_id=node.parent_id).values_list("id", "name"))
-    nearby_ids = {step.pk for step in path} | {pk for pk, _ in beside}
-    nearby = {step.name for step in path} | {name for _, name in beside}
-    visible = visible_ids_get(access=access)
-    shown = (
-        None
-        if visible is None
-        else {ROOT_ALIAS, *Node.objects.filter(pk__in=visible).values_list("name", flat=True)}
-    )
+    at = node_view(request, name, node_id, shown=Access.reads)
+    cluster, node = at.cluster, at.node
+    beside = siblings_named_get(node=node)
+    nearby_ids = {*at.ids, *(pk for pk, _ in beside)}
+    nearby = {step.name for step in at.path} | {name for _, name in beside}
+    visible = visible_ids_get(access=at.access)
+    shown = None if visible is None else {ROOT_ALIAS, *node_names_get(ids=visible)}
     span = choice_parameter(request, "range", "30d", [*HISTORY_RANGES, "all"])
     since = None if span == "all" else timezone.now() - HISTORY_RANGES[span]
     points = node_history_get(node=node, since=since)
@@ -202,13 +188,10 @@ def node_history_json(request: HttpRequest, name: str, node_id: int) -> HttpResp
 def node_recovery_json(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
     """With no further usage by the node's entities, its factor at each coming decay and when
     it reaches 0.5 (PBS; Fair Tree's FairShare is a rank, not a distance from target)."""
-    cluster = get_object_or_404(Cluster, name=name, scheduler=Scheduler.PBS)
-    node = get_object_or_404(Node, pk=node_id, cluster=cluster)
-    path = node_path_get(node=node)
-    if not access_get(user=request.user, cluster=cluster).reads([step.pk for step in path]):
-        raise Http404("no such node")
+    at = node_view(request, name, node_id, scheduler=Scheduler.PBS, shown=Access.reads)
+    node = at.node
     try:
-        projection = recovery_get(cluster=cluster, node=node, now=timezone.now())
+        projection = recovery_get(cluster=at.cluster, node=node, now=timezone.now())
     except LookupError as exc:
         raise Http404(str(exc)) from exc
     return document_response(

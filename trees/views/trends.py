@@ -5,37 +5,30 @@ from __future__ import annotations
 import csv
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.utils import timezone
 
 from accounting.selectors import Trends, trends_get
-from trees.access import access_get
+from trees.access import Access, access_get
 from trees.explanations import EXPLANATIONS
 from trees.models import Cluster, Node
-from trees.selectors.nodes import node_path_get
-from trees.views.parameters import choice_parameter, id_parameter
-from trees.views.tree import HISTORY_RANGES
+from trees.views.lookup import cluster_or_404, node_view
+from trees.views.parameters import HISTORY_RANGES, choice_parameter, id_parameter
 
 
 def trends_page(request: HttpRequest, name: str) -> HttpResponse:
     """For admins and the managers of the node (or of an ancestor); `node` (default: the
     person's managed node, else the root), `range` (7d, 30d, 1y, all; default 30d), and
     `format=csv` for the same figures as a file."""
-    cluster = get_object_or_404(Cluster, name=name)
+    cluster = cluster_or_404(name)
     access = access_get(user=request.user, cluster=cluster)
-    node_id = id_parameter(request, "node")
-    if node_id:
-        node = get_object_or_404(Node, pk=node_id, cluster=cluster)
-    else:
-        managed = Node.objects.filter(pk__in=access.managed).order_by("pk").first()
-        node = managed or get_object_or_404(Node, cluster=cluster, parent__isnull=True)
-    path = node_path_get(node=node)
-    ids = [step.pk for step in path]
-    if not access.manages(ids):
-        if access.sees(ids):
-            raise PermissionDenied("trends are for the managers of this part of the tree")
-        raise Http404("no such node")
+    # By default the node they manage (the first, by id), else the root.
+    node_id = id_parameter(request, "node") or min(access.managed, default=None)
+    at = node_view(request, cluster, node_id, shown=Access.sees, access=access)
+    node, path = at.node, at.path
+    if not at.access.manages(at.ids):
+        raise PermissionDenied("trends are for the managers of this part of the tree")
     span = choice_parameter(request, "range", "30d", [*HISTORY_RANGES, "all"])
     since = None if span == "all" else timezone.now() - HISTORY_RANGES[span]
     trends = trends_get(node=node, since=since)

@@ -18,7 +18,9 @@ from tests.fuzzing import (
 )
 from trees.formats.resource_group import parse_resource_group
 
-GOOD = (Path(__file__).resolve().parents[3] / "trees/sample/whitepaper/resource_group").read_bytes()
+GOOD = (
+    Path(__file__).resolve().parents[3] / "accounting/demo_sample/whitepaper/resource_group"
+).read_bytes()
 
 
 def leaves(data: bytes) -> list[int]:

@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from tests.fuzzing import FUZZ, Reading, check_random_bytes, lines_of, mutations
 from trees.formats.sshare import read_sshare
 
-GOOD = (Path(__file__).resolve().parents[3] / "trees/sample/fairtree/sshare.txt").read_bytes()
+GOOD = (
+    Path(__file__).resolve().parents[3] / "accounting/demo_sample/fairtree/sshare.txt"
+).read_bytes()
 USERS = [
     n
     for n, line in enumerate(lines_of(GOOD))

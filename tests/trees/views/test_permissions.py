@@ -62,6 +62,7 @@ MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
     ),
     "trees:audit": ("/clusters/hpc/audit/", ADMINS, ADMINS),
     "trees:resource-group": ("/clusters/hpc/resource_group", ADMINS, ADMINS),
+    "trees:settings": ("/clusters/hpc/settings/", ADMINS, ADMINS),
     "accounting:import": ("/clusters/hpc/import/", ADMINS, ADMINS),
     "accounting:import-new": ("/import/", ADMINS, ADMINS),
     "accounting:upload": ("/imports/{upload}/", ADMINS, ADMINS),

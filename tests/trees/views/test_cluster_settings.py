@@ -1,0 +1,107 @@
+"""The cluster settings page: admins only, each change audited with its reason, values the
+cluster's constraints refuse are refused with why, and nothing else of the cluster moves."""
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from trees.models import Cluster, Node, SettingChange
+from trees.services.clusters import cluster_get_or_create, cluster_settings_set
+from trees.services.people import login_set
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def pbs(settings: Any) -> Cluster:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    cluster, _ = cluster_get_or_create(name="hpc")
+    return cluster
+
+
+def test_an_admin_sets_private_usage_and_the_decay_with_a_reason(
+    client: Client, pbs: Cluster
+) -> None:
+    alice = login_set(username="alice", password="pw", admin=True)
+    client.force_login(alice)
+    stored_at = pbs.metrics_updated_at
+    answer = client.post(
+        "/clusters/hpc/settings/",
+        {
+            "private_usage": "on",
+            "decay_interval": "43200",
+            "decay_factor": "0.5",
+            "scheduler_iteration": "600",
+            "reason": "policy of 2026-11",
+        },
+    )
+    assert answer.status_code == 302
+    pbs.refresh_from_db()
+    assert pbs.private_usage is True
+    assert pbs.decay_interval == timedelta(hours=12)
+    assert pbs.metrics_updated_at == stored_at  # no store: no setting enters the metrics
+    changes = list(SettingChange.objects.order_by("setting").values_list(
+        "setting", "old_value", "new_value", "reason", "changed_by__username"
+    ))  # fmt: skip
+    assert changes == [
+        ("decay_interval", "1 day, 0:00:00", "12:00:00", "policy of 2026-11", "alice"),
+        ("private_usage", "False", "True", "policy of 2026-11", "alice"),
+    ]
+    page = client.get("/clusters/hpc/settings/")
+    assert "policy of 2026-11" in page.content.decode()
+
+
+def test_members_may_not_open_the_settings(client: Client, pbs: Cluster) -> None:
+    client.force_login(login_set(username="bob", password="pw"))
+    assert client.get("/clusters/hpc/settings/").status_code == 403
+    answer = client.post("/clusters/hpc/settings/", {"private_usage": "on", "reason": "mine"})
+    assert answer.status_code == 403
+    assert not Cluster.objects.get(name="hpc").private_usage
+
+
+def test_a_value_out_of_range_is_refused_with_the_field(client: Client, pbs: Cluster) -> None:
+    client.force_login(login_set(username="alice", password="pw", admin=True))
+    answer = client.post(
+        "/clusters/hpc/settings/",
+        {"decay_interval": "0", "decay_factor": "1.5", "scheduler_iteration": "600",
+         "reason": "try"},
+    )  # fmt: skip
+    assert answer.status_code == 400
+    text = answer.content.decode()
+    assert "Ensure this value is greater than or equal to 1." in text
+    assert "Ensure this value is less than or equal to 1.0." in text
+    assert SettingChange.objects.count() == 0
+
+
+def test_a_slurm_cluster_offers_slurm_s_settings_only(pbs: Cluster) -> None:
+    slurm = Cluster.objects.create(name="fairtree", scheduler="slurm")
+    with pytest.raises(Exception, match="decay_interval: not a setting of a slurm cluster"):
+        cluster_settings_set(
+            cluster=slurm, values={"decay_interval": timedelta(1)}, reason="x", user=None
+        )
+    changes = cluster_settings_set(
+        cluster=slurm,
+        values={"priority_decay_half_life": timedelta(days=14)},
+        reason="longer memory",
+        user=None,
+    )
+    assert [(c.setting, c.old_value, c.new_value) for c in changes] == [
+        ("priority_decay_half_life", "7 days, 0:00:00", "14 days, 0:00:00")
+    ]
+
+
+def test_a_reason_is_required_and_an_unchanged_value_writes_no_row(pbs: Cluster) -> None:
+    with pytest.raises(Exception, match="a reason is required"):
+        cluster_settings_set(cluster=pbs, values={"private_usage": True}, reason=" ", user=None)
+    assert (
+        cluster_settings_set(cluster=pbs, values={"private_usage": False}, reason="same", user=None)
+        == []
+    )
+
+
+def test_the_admin_site_cannot_add_a_cluster_past_the_services(client: Client) -> None:
+    client.force_login(login_set(username="alice", password="pw", admin=True))
+    assert client.get("/admin/trees/cluster/add/").status_code == 403
+    assert not Node.objects.exists()
