@@ -16,21 +16,17 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from itertools import accumulate
-from pathlib import Path
-
-from accounting.parsers.pbs import format_attributes
 
 __all__ = [
     "CLUSTERS",
     "GPU",
     "HPC",
     "YEAR",
-    "ClusterFiles",
     "ClusterSpec",
     "GeneratedJob",
     "Organization",
@@ -39,12 +35,8 @@ __all__ = [
     "SiteUser",
     "Stage",
     "Workload",
-    "accounting_logs",
     "jobs_generate",
     "member_of_two_projects",
-    "resource_group_text",
-    "sched_config_text",
-    "site_files_write",
     "site_generate",
 ]
 
@@ -171,7 +163,7 @@ _ORGANIZATIONS: tuple[tuple[str, int, tuple[tuple[str, Workload], ...]], ...] = 
 _PROJECT_SHARES = (50, 100, 100, 200, 200, 250, 400, 500, 1000)
 _CPU_SHARES = {Workload.GPU: (25, 50, 100)}
 _GPU_SHARES = {Workload.GPU: (100, 200, 300, 400), Workload.MPI: (10, 20), Workload.SMP: (10,)}
-_USER_SHARES = 10  # every member of a project alike, on the GPU cluster
+USER_SHARES = 10  # every member of a project alike, on the GPU cluster
 _FIRST_NAMES = "abcdefghijklmnoprstvwyz"
 _SURNAMES = (
     "novak", "kovac", "horvat", "babic", "marin", "jukic", "silva", "santos", "mueller", "schmidt",
@@ -583,137 +575,3 @@ def member_of_two_projects(site: Site, jobs: Sequence[GeneratedJob], at: int) ->
         return all(counts), sum(counts)
 
     return max(members, key=standing)  # the first of equals: the users are sorted by name
-
-
-def sched_config_text(spec: ClusterSpec) -> str:
-    """The fairshare part of the cluster's sched_config."""
-    return (
-        f"# sched_config of {spec.name}: its fairshare keys\n"
-        "fair_share: true ALL\n"
-        f"fairshare_usage_res: {spec.fairshare_usage_res}\n"
-        f"fairshare_entity: {spec.fairshare_entity}\n"
-        f"fairshare_decay_time: {spec.decay_time // HOUR}:00:00\n"
-        f"fairshare_decay_factor: {spec.decay_factor}\n"
-        "unknown_shares: 0\n"
-    )
-
-
-def resource_group_text(site: Site, spec: ClusterSpec) -> str:
-    """The tree, organizations then their projects (and their users, on a cluster that
-    charges users), parents first; a user in two projects is one entity, under their own."""
-    users_of: dict[str, list[SiteUser]] = {}
-    for user in site.users:
-        users_of.setdefault(user.projects[0], []).append(user)
-    lines = [f"# resource_group of {spec.name}: name cgroup parent shares"]
-    cgroup = 10
-    charges_users = spec.fairshare_entity == "euser"
-    for organization in site.organizations:
-        lines.append(f"{organization.name} {cgroup} root {organization.shares}")
-        cgroup += 1
-        for project in site.projects:
-            if project.organization != organization.name:
-                continue
-            shares = project.gpu_shares if spec.gpu else project.shares
-            lines.append(f"{project.name} {cgroup} {organization.name} {shares}")
-            cgroup += 1
-            for user in users_of.get(project.name, []) if charges_users else []:
-                lines.append(f"{user.name} {cgroup} {project.name} {_USER_SHARES}")
-                cgroup += 1
-    return "\n".join(lines) + "\n"
-
-
-def accounting_logs(spec: ClusterSpec, jobs: Sequence[GeneratedJob], at: int) -> Iterator[str]:
-    """The jobs' records up to `at` in time order, as lines of PBS accounting logs."""
-    records: list[tuple[int, int, str, GeneratedJob]] = []
-    for job in jobs:
-        records.append((job.qtime, job.job_id, "Q", job))
-        state = job.state(at)
-        if state != Stage.QUEUED:
-            records.append((job.start, job.job_id, "S", job))
-        if state == Stage.ENDED:
-            records.append((job.end, job.job_id, "E", job))
-    records.sort(key=lambda record: record[:2])
-    for moment, _, kind, job in records:
-        stamp = datetime.fromtimestamp(moment, tz=UTC).strftime("%m/%d/%Y %H:%M:%S")
-        yield f"{stamp};{kind};{job.job_id}.{spec.server};{_message(spec, job, kind)} \n"
-
-
-def _message(spec: ClusterSpec, job: GeneratedJob, kind: str) -> str:
-    """The key=value message of a Q, S or E record, as PBS Pro writes it (NCAR's layout)."""
-    per_host = min(job.ncpus, spec.host_cores)
-    gpus_per_host = min(job.ngpus, spec.host_gpus)
-    chunk = f"ncpus={per_host}" + (f":ngpus={gpus_per_host}" if job.ngpus else "")
-    pairs = [
-        ("user", job.user),
-        ("group", job.group),
-        ("account", f'"{job.account}"'),
-        ("project", "_pbs_project_default"),
-        ("jobname", job.jobname),
-        ("queue", job.queue),
-        ("ctime", str(job.qtime)),
-        ("qtime", str(job.qtime)),
-        ("etime", str(job.qtime)),
-    ]
-    if kind != "Q":
-        pairs.append(("start", str(job.start)))
-        pairs.append(("exec_host", "+".join(f"{host}/0*{per_host}" for host in job.hosts)))
-    pairs += [
-        ("Resource_List.ncpus", str(job.ncpus)),
-        ("Resource_List.ngpus", str(job.ngpus)),
-        ("Resource_List.nodect", str(len(job.hosts))),
-        ("Resource_List.place", "scatter:excl" if len(job.hosts) > 1 else "free"),
-        ("Resource_List.select", f"{len(job.hosts)}:{chunk}"),
-        ("Resource_List.walltime", _duration(job.requested_walltime)),
-    ]
-    if kind == "E":
-        pairs += [
-            ("session", str(10_000 + job.job_id % 90_000)),
-            ("end", str(job.end)),
-            ("Exit_status", str(job.exit_status)),
-            ("resources_used.cpupercent", str(job.cpupercent)),
-            ("resources_used.cput", _duration(job.walltime * job.cpupercent // 100)),
-            ("resources_used.mem", f"{job.memory_kb}kb"),
-            ("resources_used.ncpus", str(job.ncpus)),
-            ("resources_used.vmem", f"{job.memory_kb + (job.memory_kb >> 3)}kb"),
-            ("resources_used.walltime", _duration(job.walltime)),
-            ("eligible_time", _duration(job.start - job.qtime)),
-            ("run_count", "1"),
-        ]
-    return format_attributes(pairs)
-
-
-def _duration(seconds: int) -> str:
-    """`H+:MM:SS`, as PBS writes durations (hours unbounded)."""
-    hours, rest = divmod(seconds, HOUR)
-    return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
-
-
-@dataclass(frozen=True)
-class ClusterFiles:
-    """Where one cluster's files were written."""
-
-    sched_config: Path
-    resource_group: Path
-    accounting: tuple[Path, ...]  # the YYYYMMDD files, in day order
-    records: int  # lines of the accounting logs
-
-
-def site_files_write(
-    folder: Path, site: Site, spec: ClusterSpec, jobs: Sequence[GeneratedJob], at: int
-) -> ClusterFiles:
-    """The cluster's sched_config, resource_group and accounting logs (a file a day), in
-    `folder`/`spec.name`."""
-    root = folder / spec.name
-    logs = root / "accounting"
-    logs.mkdir(parents=True)
-    (root / "sched_config").write_text(sched_config_text(spec))
-    (root / "resource_group").write_text(resource_group_text(site, spec))
-    days: dict[str, list[str]] = {}
-    count = 0
-    for line in accounting_logs(spec, jobs, at):
-        days.setdefault(line[6:10] + line[0:2] + line[3:5], []).append(line)  # YYYYMMDD
-        count += 1
-    for day, lines in days.items():
-        (logs / day).write_text("".join(lines))
-    paths = tuple(logs / day for day in days)
-    return ClusterFiles(root / "sched_config", root / "resource_group", paths, count)

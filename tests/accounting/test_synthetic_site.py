@@ -8,6 +8,12 @@ import pytest
 
 from accounting.parsers.pbs import read_pbs_accounting
 from accounting.parsers.records import JobRecord, JobState
+from accounting.synthetic_files import (
+    accounting_logs,
+    resource_group_text,
+    sched_config_text,
+    site_files_write,
+)
 from accounting.synthetic_site import (
     GPU,
     HPC,
@@ -16,12 +22,8 @@ from accounting.synthetic_site import (
     GeneratedJob,
     Stage,
     Workload,
-    accounting_logs,
     jobs_generate,
     member_of_two_projects,
-    resource_group_text,
-    sched_config_text,
-    site_files_write,
     site_generate,
 )
 from trees.formats.resource_group import parse_resource_group

@@ -14,6 +14,7 @@ from accounting.models import IngestSource
 from accounting.services.ingest import ingest
 from accounting.services.pricing import sched_config_import
 from accounting.services.replay import replay
+from accounting.synthetic_files import site_files_write
 from accounting.synthetic_site import (
     CLUSTERS,
     HOUR,
@@ -26,13 +27,12 @@ from accounting.synthetic_site import (
     Stage,
     jobs_generate,
     member_of_two_projects,
-    site_files_write,
     site_generate,
 )
 from trees.engine.times import epoch_seconds, epoch_time
 from trees.formats.resource_group import ResourceGroup, parse_resource_group
 from trees.formats.sched_config import parse_sched_config
-from trees.formats.sshare import read_sshare
+from trees.formats.sshare_read import read_sshare
 from trees.management.commands._base import FairshareCommand
 from trees.models import Role
 from trees.selectors.clusters import cluster_get, node_get

@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 
 from accounting.parsers import pbs
 from accounting.parsers.pbs import (
-    MAX_NCPUS,
     QuoteError,
     format_attributes,
     parse_job_id,
@@ -27,6 +26,7 @@ from accounting.parsers.pbs import (
     record_type,
     split_attributes,
 )
+from accounting.parsers.pbs_values import MAX_NCPUS
 from accounting.parsers.records import JobRecord, JobState, Recognised, RejectedLine
 from accounting.parsers.units import parse_duration, parse_size
 from tests.conftest import SHARED

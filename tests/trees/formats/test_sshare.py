@@ -28,14 +28,13 @@ from trees.formats.sshare import (
     LONG_CLASSIC,
     LONG_FAIR_TREE,
     SHORT,
-    SshareFile,
     SshareRow,
     columns_for,
     format_sshare,
-    read_sshare,
     sshare_rows,
     transported,
 )
+from trees.formats.sshare_read import SshareFile, read_sshare
 
 CAPTURES = SHARED / "examples" / "slurm"
 EXCERPTS = SHARED / "data" / "sshare"

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzzing import FUZZ, Reading, check_random_bytes, lines_of, mutations
-from trees.formats.sshare import read_sshare
+from trees.formats.sshare_read import read_sshare
 
 GOOD = (
     Path(__file__).resolve().parents[3] / "accounting/demo_sample/fairtree/sshare.txt"

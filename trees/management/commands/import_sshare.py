@@ -3,7 +3,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import CommandParser
 
-from trees.formats.sshare import read_sshare
+from trees.formats.sshare_read import read_sshare
 from trees.management.commands._base import FairshareCommand, slurm_import_summary
 from trees.services.slurm import slurm_tree_import
 
