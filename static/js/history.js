@@ -45,9 +45,20 @@
     box.querySelectorAll("button[data-range]").forEach((button) => {
       button.setAttribute("aria-pressed", String(button.dataset.range === span));
     });
+    const failed = document.getElementById("history-error");
     fetch(box.dataset.url + "?range=" + encodeURIComponent(span), { credentials: "same-origin" })
-      .then((response) => response.json())
-      .then(draw);
+      .then((response) => {
+        if (!response.ok) throw new Error(response.status + " " + response.statusText);
+        return response.json();
+      })
+      .then((data) => {
+        failed.hidden = true;
+        draw(data);
+      })
+      .catch((error) => {
+        failed.textContent = "The history could not be read (" + error.message + "): try again.";
+        failed.hidden = false;
+      });
   }
 
   box.querySelectorAll("button[data-range]").forEach((button) => {

@@ -8,24 +8,43 @@
   const nodeUrl = (id) => app.dataset.nodeUrl.replace(/\/0\/$/, "/" + id + "/");
   const slurm = app.dataset.slurm === "1";
   const nodes = new Map(); // id -> document
+  const kids = new Map(); // parent id -> Map of its children's ids -> documents, in tree order
   const loaded = new Set(); // ids whose children are in `nodes`
+  const status = document.getElementById("tree-status");
   let rootUsage = 1;
   let sortKey = null;
   let sortDown = true;
 
-  function fetchTree(params) {
+  // Every answer that fails says so on the page (the server's own words when it sent some),
+  // and the tree stays as it was.
+  function fetchTree(params, doing) {
     const query = new URLSearchParams(params).toString();
-    return fetch(treeUrl + (query ? "?" + query : ""), { credentials: "same-origin" }).then(
-      (response) => {
-        if (!response.ok) throw new Error(response.status + " " + response.statusText);
-        return response.json();
-      },
-    );
+    return fetch(treeUrl + (query ? "?" + query : ""), { credentials: "same-origin" })
+      .then((response) => {
+        if (response.ok) return response.json();
+        return response
+          .json()
+          .catch(() => ({}))
+          .then((body) => {
+            throw new Error(body.error || response.status + " " + response.statusText);
+          });
+      })
+      .then((data) => {
+        status.hidden = true;
+        return data;
+      })
+      .catch((error) => {
+        status.textContent = "Could not " + doing + ": " + error.message + ". Try again, or reload the page.";
+        status.hidden = false;
+        throw error;
+      });
   }
 
   function take(documents, levels) {
     for (const doc of documents) {
       nodes.set(doc.id, doc);
+      if (!kids.has(doc.parent)) kids.set(doc.parent, new Map());
+      kids.get(doc.parent).set(doc.id, doc); // a document read again keeps its place
       if (doc.parent === null) rootUsage = doc.usage || 1;
     }
     for (const doc of documents) {
@@ -59,16 +78,17 @@
     : [["usage_perc", 1], ["fairshare_tree_usage", 6], ["fairshare_factor", 6]];
 
   function children(id) {
-    const kids = [...nodes.values()].filter((doc) => doc.parent === id);
+    const below = kids.get(id);
+    const docs = below ? [...below.values()] : [];
     if (sortKey) {
-      kids.sort((a, b) => {
+      docs.sort((a, b) => {
         const x = value(a, sortKey);
         const y = value(b, sortKey);
         const order = x === y ? 0 : x === null ? 1 : y === null ? -1 : x < y ? -1 : 1;
         return sortDown ? -order : order;
       });
     }
-    return kids;
+    return docs;
   }
 
   const open = new Set();
@@ -135,11 +155,16 @@
       render();
       return;
     }
-    fetchTree({ node: id, levels: 1 }).then((data) => {
-      take(data.nodes, 1);
-      loaded.add(id);
-      render();
-    });
+    fetchTree({ node: id, levels: 1 }, "open " + nodes.get(id).name)
+      .then((data) => {
+        take(data.nodes, 1);
+        loaded.add(id);
+        render();
+      })
+      .catch(() => {
+        open.delete(id);
+        render();
+      });
   }
 
   function colour(doc, by) {
@@ -221,7 +246,7 @@
     timer = setTimeout(() => {
       const text = search.value.trim();
       if (!text) return;
-      fetchTree({ q: text }).then((data) => {
+      fetchTree({ q: text }, "search the tree").then((data) => {
         take(data.nodes, 0);
         for (const doc of data.nodes) {
           for (let up = nodes.get(doc.parent); up; up = nodes.get(up.parent)) open.add(up.id);
@@ -233,13 +258,12 @@
           tr.classList.add("found");
           tr.scrollIntoView({ block: "center" });
         }
-      });
+      }, () => {});
     }, 250);
   });
-  document.addEventListener("DOMContentLoaded", () => {});
-  fetchTree({}).then((data) => {
+  fetchTree({}, "load the tree").then((data) => {
     take(data.nodes, 2);
     if (data.nodes.length) open.add(data.nodes[0].id);
     render();
-  });
+  }, () => {});
 })();

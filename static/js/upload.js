@@ -18,7 +18,10 @@
         status.textContent = `Import ${state.label}… this page follows it.`;
         window.setTimeout(poll, 1000);
       })
-      .catch(() => window.setTimeout(poll, 5000));
+      .catch((problem) => {
+        status.textContent = `The import's state could not be read (${problem}); asking again in 5 s.`;
+        window.setTimeout(poll, 5000);
+      });
   };
   window.setTimeout(poll, 1000);
 })();

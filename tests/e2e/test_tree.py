@@ -4,7 +4,7 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import shot
+from tests.e2e.conftest import expect_status, shot
 
 
 def org_usages(page: Page) -> list[float]:
@@ -103,3 +103,29 @@ def test_a_slurm_cluster_shows_fair_tree_columns(carol: Page) -> None:
     expect(carol.locator("#tree-table tbody tr").first).to_contain_text("root")
     expect(carol.locator("#tree-chart g.slice").first).to_be_visible()
     shot(carol, "cluster-fairtree")
+
+
+def test_an_answer_that_fails_says_so_on_the_page_and_keeps_the_tree(bob: Page) -> None:
+    bob.get_by_role("link", name="hpc", exact=True).click()
+    rows = bob.locator("#tree-table tbody tr")
+    expect(rows).to_have_count(7)
+    expect_status(bob, 503, "/clusters/hpc/tree.json?q=genomics")
+    bob.route(
+        re.compile(r"/tree\.json\?q="),
+        lambda route: route.fulfill(
+            status=503,
+            content_type="application/json",
+            body='{"error": "the database is restarting"}',
+        ),
+    )
+    bob.get_by_label("Search by name").fill("genomics")
+    expect(bob.locator("#tree-status")).to_have_text(
+        "Could not search the tree: the database is restarting. Try again, or reload the page."
+    )
+    expect(rows).to_have_count(7)
+    shot(bob, "cluster-hpc-failed-answer")
+
+    bob.unroute(re.compile(r"/tree\.json\?q="))
+    bob.get_by_label("Search by name").fill("genomic")  # a new answer clears the message
+    expect(bob.locator("#tree-table tr.found")).to_contain_text("genomics")
+    expect(bob.locator("#tree-status")).to_be_hidden()
