@@ -1,4 +1,5 @@
-from collections.abc import Callable
+import sqlite3
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
@@ -6,6 +7,10 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test import override_settings
+
+from tests.cast import FAST_HASHER, samples_made
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 EXAMPLES = SHARED / "examples" / "pbs"
@@ -61,3 +66,56 @@ def upload_dir(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     settings.UPLOAD_DIR = folder
     settings.FILE_UPLOAD_TEMP_DIR = str(folder / "incoming")
     return folder
+
+
+@pytest.fixture
+def samples(db: None, settings: Any) -> None:
+    """The demo's three sample clusters, made inside the test's own transaction."""
+    settings.PASSWORD_HASHERS = FAST_HASHER
+    samples_made()
+
+
+@pytest.fixture(scope="session")
+def demo_snapshot(
+    django_db_setup: Any, django_db_blocker: Any
+) -> Iterator[sqlite3.Connection | None]:
+    """The demo's small site (about 2 s to build), built once a test session on SQLite and kept
+    as a copy of the whole database; None on other databases, which build it per module."""
+    if connection.vendor != "sqlite":
+        yield None
+        return
+    with django_db_blocker.unblock():
+        _demo_built()
+        snapshot = sqlite3.connect(":memory:")
+        connection.ensure_connection()
+        connection.connection.backup(snapshot)
+        call_command("flush", "--no-input", stdout=StringIO())
+    yield snapshot
+    snapshot.close()
+
+
+@pytest.fixture(scope="module")
+def demo_site(
+    django_db_setup: Any, django_db_blocker: Any, demo_snapshot: sqlite3.Connection | None
+) -> Iterator[None]:
+    """The demo's small site for a module (copied back from the session's snapshot), removed
+    after it; each test still runs in a transaction rolled back after it."""
+    with django_db_blocker.unblock():
+        if demo_snapshot is None:
+            _demo_built()
+        else:
+            connection.ensure_connection()
+            demo_snapshot.backup(connection.connection)
+    yield
+    with django_db_blocker.unblock():
+        call_command("flush", "--no-input", stdout=StringIO())
+
+
+@pytest.fixture
+def demo(demo_site: None, db: None, settings: Any) -> None:
+    settings.PASSWORD_HASHERS = FAST_HASHER  # the logins the tests add
+
+
+def _demo_built() -> None:
+    with override_settings(PASSWORD_HASHERS=FAST_HASHER):
+        call_command("demo", "--small", "--password", "demo", stdout=StringIO())

@@ -1,8 +1,8 @@
 """Many rows written at once: what a cycle does to every node of a 100,000-node tree.
 
 On PostgreSQL rows go in by binary COPY; an update COPYs the new values into a temporary table
-and applies them with one UPDATE ... FROM (100,000 single-row UPDATEs took 25 s, this takes a
-third of one). Other databases get executemany. Values must be ready for the database, of the
+and applies them with one UPDATE ... FROM, where an UPDATE per row would be a round trip per
+node. Other databases get executemany. Values must be ready for the database, of the
 columns' types (plain numbers, strings, None, aware datetimes): no field conversion is applied.
 
 The rows of such a tree are millions of Python objects, made and dropped in one go:
@@ -27,8 +27,8 @@ def collector_paused() -> Iterator[None]:
 
     CPython starts a collection every 700 container objects made, and the full ones go over
     every object alive: a 100,000-node cycle makes millions, none of them in a reference
-    cycle, and the collector took a quarter of its time. What it would have freed is freed
-    by the first collection after.
+    cycle, so every one of those passes is wasted. What it would have freed is freed by the
+    first collection after.
     """
     if not gc.isenabled():  # paused already, by the caller or by another thread
         yield
@@ -90,8 +90,8 @@ def rows_update(
 def _copy(cursor: Any, table: str, names: str, rows: Sequence[Sequence[Any]]) -> None:
     """COPY the rows into the table's columns `names` in PostgreSQL's binary format.
 
-    Each value is packed as its column's type, told to psycopg once: formatting 100,000 rows
-    of floats as text, each value's type looked up anew, took six times as long.
+    Each value is packed as its column's type, told to psycopg once, rather than formatted as
+    text with its type looked up anew for every value.
     """
     cursor.execute(f"SELECT {names} FROM {table} LIMIT 0")
     types = [column.type_code for column in cursor.description]

@@ -62,7 +62,7 @@ ReplayProgress = Callable[[int, int], object]  # (cycles done, cycles in all)
 MAX_REPLAY_CYCLES = 5_000_000  # 95 years of 10-minute cycles
 
 
-@collector_paused()  # as cycle_run: a replay of the HPC2N trace ran a fifth faster
+@collector_paused()  # as cycle_run: a replay makes and drops millions of small objects
 def replay(
     *,
     cluster: Cluster,

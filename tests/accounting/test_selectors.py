@@ -12,7 +12,7 @@ from accounting.selectors import (
     trends_get,
 )
 from accounting.services.cycles import cycle_run
-from tests.accounting.test_services_cycle import DAY, T0, at, job, site
+from tests.accounting.services.test_cycles import DAY, T0, at, job, site
 from trees.formats.resource_group import parse_resource_group
 from trees.models import Cluster, Node
 from trees.services.pbs import resource_group_import

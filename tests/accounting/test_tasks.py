@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from accounting import tasks
 from accounting.models import Cycle
-from tests.accounting.test_services import TREE
+from tests.accounting.services.test_ingest import TREE
 from tests.conftest import Run, write_file
 
 pytestmark = pytest.mark.django_db

@@ -12,13 +12,13 @@ from django.test import Client
 
 from accounting.forms import NEW_CLUSTER as NEW
 from accounting.models import FilesUpload, IngestRun, Job
+from accounting.services.demo import DEMO_SAMPLES
+from tests.accounting.services.test_ingest import DAY1, DAY2
+from tests.accounting.services.test_site_files import BAD_TREE
 from tests.accounting.test_real_data import DATA, files_or_skip
-from tests.accounting.test_services import DAY1, DAY2
-from tests.accounting.test_services_files_import import BAD_TREE, SAMPLES
-from tests.trees.views.conftest import sample, sample_site  # noqa: F401  (the demo fixtures)
 from trees.models import Cluster, Node, Scheduler
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def alice(client: Client) -> None:
@@ -135,7 +135,7 @@ def test_csrf_is_checked(client: Client) -> None:
 
 def test_a_sample_tree_into_a_new_cluster(send: Any, client: Client) -> None:
     alice(client)
-    whitepaper = (SAMPLES / "whitepaper" / "resource_group").read_bytes()
+    whitepaper = (DEMO_SAMPLES / "whitepaper" / "resource_group").read_bytes()
     page = send(
         "/import/",
         {

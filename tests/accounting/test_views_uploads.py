@@ -16,17 +16,15 @@ from django.utils import timezone
 
 from accounting.forms import NEW_CLUSTER as NEW
 from accounting.models import FilesUpload, UploadRejection, UploadState
+from accounting.services.demo import DEMO_SAMPLES
 from accounting.services.upload_runs import uploads_clean
-from tests.accounting.test_services import DAY1
+from tests.accounting.services.test_ingest import DAY1
 from tests.accounting.test_views import alice, table, upload
-from tests.trees.views.conftest import sample, sample_site  # noqa: F401  (the demo fixtures)
 from trees.models import Cluster, Node, ShareChange
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
-WHITEPAPER = (
-    Path(__file__).resolve().parents[2] / "accounting/demo_sample/whitepaper/resource_group"
-).read_text()
+WHITEPAPER = (DEMO_SAMPLES / "whitepaper/resource_group").read_text()
 
 
 @pytest.fixture

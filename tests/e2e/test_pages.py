@@ -5,6 +5,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
+from accounting.services.demo import DEMO_SAMPLES
 from tests.e2e.conftest import expect_status, shot
 
 
@@ -79,7 +80,7 @@ def test_alice_uploads_a_resource_group_previews_it_and_applies_it(
     """whitepaper's own tree with L7 re-shared and one line that is not an entry: the upload
     page follows the import, shows the preview, and applies it with a reason."""
     upload = tmp_path / "resource_group"
-    sample = Path(__file__).resolve().parents[2] / "accounting" / "demo_sample" / "whitepaper"
+    sample = DEMO_SAMPLES / "whitepaper"
     tree = (sample / "resource_group").read_text().replace("L7\t400\troot\t40", "L7\t400\troot\t50")
     upload.write_text(tree + "L9\tnot-a-number\tB1\t5\n")
     alice.goto("/clusters/whitepaper/")

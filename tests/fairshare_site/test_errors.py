@@ -5,20 +5,20 @@ import json
 import pytest
 from django.test import Client
 
-from tests.trees.views.conftest import login, node
+from tests.cast import login, node
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("samples")]
 
 SCRIPT = "<img src=x onerror=alert(1)>"
 
 
 def test_a_script_in_a_json_parameter_is_answered_as_json_without_it(client: Client) -> None:
     login(client, "ann")
-    leaf = node("hpc", "cond-matter").pk
+    leaf = node("whitepaper", "L1").pk
     for url, parameter in (
-        ("/clusters/hpc/tree.json", "node"),
-        ("/clusters/hpc/tree.json", "levels"),
-        (f"/clusters/hpc/nodes/{leaf}/history.json", "range"),
+        ("/clusters/whitepaper/tree.json", "node"),
+        ("/clusters/whitepaper/tree.json", "levels"),
+        (f"/clusters/whitepaper/nodes/{leaf}/history.json", "range"),
     ):
         response = client.get(url, {parameter: SCRIPT})
         assert (response.status_code, response["Content-Type"]) == (400, "application/json")
@@ -31,9 +31,9 @@ def test_a_script_in_a_json_parameter_is_answered_as_json_without_it(client: Cli
 @pytest.mark.parametrize(
     ("url", "parameter"),
     [
-        ("/clusters/hpc/trends/", "range"),
-        ("/clusters/hpc/audit/", "page"),
-        ("/clusters/hpc/audit/", "node"),
+        ("/clusters/whitepaper/trends/", "range"),
+        ("/clusters/whitepaper/audit/", "page"),
+        ("/clusters/whitepaper/audit/", "node"),
     ],
 )
 def test_a_script_in_a_page_parameter_gets_the_sites_400_page(
@@ -53,7 +53,7 @@ def test_a_script_in_a_page_parameter_gets_the_sites_400_page(
 def test_a_long_text_parameter_is_escaped_where_it_is_shown(client: Client) -> None:
     """The audit page shows its search text back in the field: escaped."""
     login(client, "alice-admin", staff=True)
-    body = client.get("/clusters/hpc/audit/", {"q": SCRIPT}).content.decode()
+    body = client.get("/clusters/whitepaper/audit/", {"q": SCRIPT}).content.decode()
     assert SCRIPT not in body
     assert "&lt;img src=x onerror=alert(1)&gt;" in body
 
@@ -70,32 +70,35 @@ def test_a_long_text_parameter_is_escaped_where_it_is_shown(client: Client) -> N
 )
 def test_odd_numbers_are_400_or_404_never_500(client: Client, query: str, status: int) -> None:
     login(client, "ann")
-    assert client.get(f"/clusters/hpc/tree.json?{query}").status_code == status
+    assert client.get(f"/clusters/whitepaper/tree.json?{query}").status_code == status
 
 
 def test_ids_beyond_the_database_in_a_path_are_not_found(client: Client) -> None:
     login(client, "alice-admin", staff=True)
     for path in (
-        "/clusters/hpc/nodes/9223372036854775808/",
-        "/clusters/hpc/nodes/99999999999999999999999/history.json",
-        "/clusters/hpc/nodes/9223372036854775807/recovery.json",
-        "/clusters/hpc/nodes/9223372036854775808/edit/",
+        "/clusters/whitepaper/nodes/9223372036854775808/",
+        "/clusters/whitepaper/nodes/99999999999999999999999/history.json",
+        "/clusters/whitepaper/nodes/9223372036854775807/recovery.json",
+        "/clusters/whitepaper/nodes/9223372036854775808/edit/",
     ):
         response = client.get(path)
         assert response.status_code == 404, path
-    assert b"<h1>Not found</h1>" in client.get("/clusters/hpc/nodes/9223372036854775808/").content
+    assert (
+        b"<h1>Not found</h1>"
+        in client.get("/clusters/whitepaper/nodes/9223372036854775808/").content
+    )
 
 
 def test_json_answers_say_not_found_in_json(client: Client) -> None:
     login(client, "ann")
-    response = client.get("/clusters/hpc/tree.json?node=9223372036854775807")
+    response = client.get("/clusters/whitepaper/tree.json?node=9223372036854775807")
     assert (response.status_code, response["Content-Type"]) == (404, "application/json")
     assert "error" in json.loads(response.content)
 
 
 def test_a_forbidden_page_is_in_the_sites_frame(client: Client) -> None:
     login(client, "ann")
-    response = client.get("/clusters/hpc/audit/")
+    response = client.get("/clusters/whitepaper/audit/")
     assert response.status_code == 403
     assert b"<h1>Not allowed</h1>" in response.content
     assert b"the audit trail is for admins" in response.content

@@ -6,10 +6,10 @@ from django.test import Client
 from django.utils import timezone
 
 from accounting.models import FilesUpload
-from tests.trees.views.conftest import login, node
+from tests.cast import login, node
 from tests.trees.views.test_permissions import MATRIX
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 PARAMETERS = ("node", "levels", "q", "range", "page", "a", "b", "format")
 HOSTILE = (

@@ -14,6 +14,7 @@ from django.urls import clear_url_caches
 from django.utils import timezone
 
 import fairshare_site.urls
+from tests.cast import FAST_HASHER
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +24,7 @@ AccessAttempt = apps.get_model("axes", "AccessAttempt")  # django-axes has no ty
 
 @pytest.fixture
 def bob(settings: Any) -> User:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.PASSWORD_HASHERS = FAST_HASHER
     return User.objects.create_user("bob", password="right")
 
 

@@ -3,9 +3,9 @@
 import pytest
 from django.test import Client
 
-from tests.trees.views.conftest import login
+from tests.cast import login
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("samples")]
 
 
 def policy(header: str) -> dict[str, str]:
@@ -15,7 +15,13 @@ def policy(header: str) -> dict[str, str]:
 
 def test_every_page_has_a_strict_content_security_policy(client: Client) -> None:
     login(client, "ann")
-    for path in ("/", "/clusters/hpc/", "/clusters/hpc/tree.json", "/accounts/login/", "/nope"):
+    for path in (
+        "/",
+        "/clusters/whitepaper/",
+        "/clusters/whitepaper/tree.json",
+        "/accounts/login/",
+        "/nope",
+    ):
         csp = policy(client.get(path)["Content-Security-Policy"])
         assert csp["script-src"] == "'self'", path  # no 'unsafe-inline', no 'unsafe-eval'
         assert (csp["object-src"], csp["base-uri"], csp["frame-ancestors"]) == (
@@ -32,7 +38,7 @@ def test_every_answer_refuses_the_browsers_powerful_features(client: Client) -> 
 
 def test_pages_and_json_behind_the_login_are_private_and_not_stored(client: Client) -> None:
     login(client, "ann")
-    for path in ("/", "/me/", "/clusters/hpc/", "/clusters/hpc/tree.json", "/nope"):
+    for path in ("/", "/me/", "/clusters/whitepaper/", "/clusters/whitepaper/tree.json", "/nope"):
         control = {part.strip() for part in client.get(path)["Cache-Control"].split(",")}
         assert {"private", "no-store"} <= control, path
 
@@ -44,7 +50,7 @@ def test_the_health_check_may_be_cached_by_anyone() -> None:
 def test_pages_have_no_inline_script(client: Client) -> None:
     """The policy would block one: every script is a static file."""
     login(client, "alice-admin", staff=True)
-    for path in ("/", "/clusters/hpc/", "/me/", "/clusters/hpc/trends/", "/import/"):
+    for path in ("/", "/clusters/whitepaper/", "/me/", "/clusters/whitepaper/trends/", "/import/"):
         body = client.get(path).content.decode()
         assert not any(inline in body for inline in ("<script>", "onclick=", "onload=")), path
         data = body.count('type="application/json">')  # json_script: data, never run

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.accounting.test_services import TREE
+from tests.accounting.services.test_ingest import TREE
 from trees import tasks
 from trees.formats.resource_group import parse_resource_group
 from trees.models import Cluster, TreeJsonRow

@@ -11,8 +11,8 @@ from django.core.management.base import CommandParser
 from django.utils import timezone
 
 from accounting.models import IngestSource
+from accounting.services.demo import DEMO_SAMPLES, demo_sample_load, pbs_site_import
 from accounting.services.ingest import ingest
-from accounting.services.pricing import sched_config_import
 from accounting.services.replay import replay
 from accounting.synthetic_files import site_files_write
 from accounting.synthetic_site import (
@@ -30,18 +30,12 @@ from accounting.synthetic_site import (
     site_generate,
 )
 from trees.engine.times import epoch_seconds, epoch_time
-from trees.formats.resource_group import ResourceGroup, parse_resource_group
-from trees.formats.sched_config import parse_sched_config
-from trees.formats.sshare_read import read_sshare
 from trees.management.commands._base import FairshareCommand
-from trees.models import Role
+from trees.models import Role, Scheduler
 from trees.selectors.clusters import cluster_get, node_get
 from trees.services.clusters import cluster_delete, job_sort_formula_set
-from trees.services.pbs import pbs_usage_set, resource_group_import
 from trees.services.people import login_set, membership_set, person_set
-from trees.services.slurm import slurm_tree_import
 
-SAMPLES = Path(__file__).resolve().parents[2] / "demo_sample"
 SEED = 3  # of the generated site: the same seed, end and size give the same site
 SMALL_DAYS = 14
 PASSWORD_VARIABLE = "DEMO_PASSWORD"
@@ -88,7 +82,8 @@ class Command(FairshareCommand):
         moment = self.moment("--now", options["now"]) or timezone.now()
         end = epoch_time(epoch_seconds(moment) // HOUR * HOUR)
         days = SMALL_DAYS if options["small"] else YEAR
-        names = sorted(folder.name for folder in SAMPLES.iterdir()) + [c.name for c in CLUSTERS]
+        samples = sorted(folder.name for folder in DEMO_SAMPLES.iterdir())
+        names = samples + [spec.name for spec in CLUSTERS]
         removed = [name for name in names if cluster_delete(name=name)]
         self._done(f"clusters removed: {', '.join(removed) or 'none'}")
         self._samples()
@@ -111,30 +106,14 @@ class Command(FairshareCommand):
         self.clock = now
 
     def _samples(self) -> None:
-        for folder in sorted(SAMPLES.iterdir()):
-            name = folder.name
-            if (folder / "sshare.txt").exists():
-                parsed = read_sshare((folder / "sshare.txt").read_bytes())
-                slurm_tree_import(
-                    cluster_name=name,
-                    associations=parsed.associations,
-                    source=f"sample {name}",
-                    algorithm=parsed.algorithm,
-                )
+        for folder in sorted(DEMO_SAMPLES.iterdir()):
+            loaded = demo_sample_load(folder)
+            if loaded.scheduler == Scheduler.SLURM:
                 self.stdout.write(
-                    f"loaded Slurm cluster {name}: {len(parsed.entries)} associations"
+                    f"loaded Slurm cluster {loaded.name}: {loaded.entries} associations"
                 )
-                continue
-            groups = _pbs_site_import(
-                name, folder / "sched_config", folder / "resource_group", f"sample {name}"
-            )
-            usage = [line.split() for line in (folder / "usage").read_text().splitlines()]
-            pbs_usage_set(
-                cluster=cluster_get(name=name),
-                usage=[(entity, float(value)) for entity, value in usage],
-                reason=f"sample {name}",
-            )
-            self.stdout.write(f"loaded cluster {name}: {len(groups.entries)} tree entries")
+            else:
+                self.stdout.write(f"loaded cluster {loaded.name}: {loaded.entries} tree entries")
 
     def _generated(
         self, spec: ClusterSpec, site: Site, end: datetime, days: int, folder: Path
@@ -147,7 +126,7 @@ class Command(FairshareCommand):
             f"{spec.name}: {len(jobs):,} jobs of {days} days to {end.isoformat()} generated,"
             f" {files.records:,} accounting records written",
         )
-        groups = _pbs_site_import(
+        groups = pbs_site_import(
             spec.name, files.sched_config, files.resource_group, f"generated {spec.name}"
         )
         cluster = cluster_get(name=spec.name)
@@ -206,18 +185,6 @@ def login_passwords(option: str | None, environ: Mapping[str, str]) -> dict[str,
     """Each login's password: --password, else $DEMO_PASSWORD, else a random one each."""
     chosen = option or environ.get(PASSWORD_VARIABLE, "")
     return {name: chosen or secrets.token_urlsafe(9) for name in LOGINS}
-
-
-def _pbs_site_import(
-    name: str, sched_config: Path, resource_group: Path, source: str
-) -> ResourceGroup:
-    """A PBS cluster's sched_config, then its resource_group, as the import commands do."""
-    sched_config_import(cluster_name=name, config=parse_sched_config(sched_config.read_bytes()))
-    groups = parse_resource_group(resource_group.read_bytes())
-    resource_group_import(
-        cluster_name=name, groups=groups.groups, pbs_messages=groups.pbs_messages, source=source
-    )
-    return groups
 
 
 def _hours(interval: timedelta) -> str:

@@ -22,6 +22,7 @@ from django.test import override_settings
 from accounting.management.commands.demo import LOGINS, login_passwords
 from accounting.models import Cycle, IngestRun, Job, NodeHistory
 from accounting.parsers.records import JobState
+from tests.cast import FAST_HASHER
 from trees.models import Cluster, Membership, Node, NodeOrigin, Person, Role
 from trees.services.clusters import cluster_delete
 
@@ -31,7 +32,6 @@ NOW = "2026-03-04T15:20Z"  # a Wednesday afternoon: the generated jobs end at 15
 END = datetime(2026, 3, 4, 15, tzinfo=UTC)
 FIRST = END - timedelta(days=14)  # the first replayed cycle
 PASSWORD = "demo-password"
-QUICK_HASHER = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CLUSTERS = ("fairtree", "forum", "whitepaper", "hpc", "gpu")
 
 
@@ -44,7 +44,7 @@ def demo(*args: str) -> str:
 @pytest.fixture(scope="module")
 def built(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
     """What the demo printed; its site stays in the database for the module's tests."""
-    with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=QUICK_HASHER):
+    with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=FAST_HASHER):
         try:
             yield demo("--password", PASSWORD)
         finally:
@@ -55,7 +55,7 @@ def built(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
 
 @pytest.fixture(autouse=True)
 def quick_passwords(settings: Any, built: str) -> None:
-    settings.PASSWORD_HASHERS = QUICK_HASHER
+    settings.PASSWORD_HASHERS = FAST_HASHER
 
 
 def steps(output: str) -> list[str]:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from accounting.models import Job
-from tests.accounting.test_services import DAY1, DAY2, SACCT, SWF
+from tests.accounting.services.test_ingest import DAY1, DAY2, SACCT, SWF
 from tests.conftest import Run, write_file
 from trees.models import Cluster
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from accounting.models import Cycle
-from tests.accounting.test_services import DAY1, DAY2, TREE
+from tests.accounting.services.test_ingest import DAY1, DAY2, TREE
 from tests.conftest import Run, write_file
 from trees.models import Node
 
@@ -48,7 +48,7 @@ def test_bad_options_are_refused(run: Run) -> None:
 
 
 def test_a_slurm_cluster_is_replayed_pass_by_pass(tmp_path: Path, run: Run) -> None:
-    from tests.accounting.test_services import SACCT
+    from tests.accounting.services.test_ingest import SACCT
 
     dump = write_file(tmp_path, "dump.log", SACCT.splitlines()[0] + "\n")  # dan: billing=32, 1 h
     ingested = run("ingest_sacct", dump, "--cluster", "alpha", "--create-nodes")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from accounting.models import Cycle
-from tests.accounting.test_services import DAY1, TREE
+from tests.accounting.services.test_ingest import DAY1, TREE
 from tests.conftest import Run, write_file
 from trees.models import Node
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.accounting.test_services import DAY1, DAY2
+from tests.accounting.services.test_ingest import DAY1, DAY2
 from tests.conftest import Run, write_file
 
 pytestmark = pytest.mark.django_db

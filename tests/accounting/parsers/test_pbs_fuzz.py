@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from accounting.parsers.pbs import read_pbs_log
-from tests.accounting.test_services import DAY1, DAY2
+from tests.accounting.services.test_ingest import DAY1, DAY2
 from tests.fuzzing import (
     FUZZ,
     PRINTABLE_LINE,

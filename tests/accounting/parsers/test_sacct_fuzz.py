@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from accounting.parsers.sacct import read_sacct
-from tests.accounting.test_services import SACCT
+from tests.accounting.services.test_ingest import SACCT
 from tests.fuzzing import FUZZ, Reading, check_random_bytes, items_reading, lines_of, mutations
 
 THIRD = SACCT.splitlines()[0].replace("11|11|", "13|13|").replace("|dan|", "|fay|")

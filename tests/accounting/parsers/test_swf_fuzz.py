@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from accounting.parsers.swf import SwfReader
-from tests.accounting.test_services import SWF
+from tests.accounting.services.test_ingest import SWF
 from tests.fuzzing import FUZZ, Reading, check_random_bytes, items_reading, lines_of, mutations
 
 GOOD = (SWF + "4 200 5 60 8 -1 -1 8 600 -1 1 9 3 -1 1 -1 -1 -1\n").encode()

@@ -2,11 +2,10 @@
 another kind (refused whole, each line's reason kept), and trees (the white paper's, and the
 shared samples when present) with some of their entities' lines replaced by printable junk."""
 
-from pathlib import Path
-
 from hypothesis import given
 from hypothesis import strategies as st
 
+from accounting.services.demo import DEMO_SAMPLES
 from tests.fuzzing import (
     FUZZ,
     PRINTABLE_LINE,
@@ -18,9 +17,7 @@ from tests.fuzzing import (
 )
 from trees.formats.resource_group import parse_resource_group
 
-GOOD = (
-    Path(__file__).resolve().parents[3] / "accounting/demo_sample/whitepaper/resource_group"
-).read_bytes()
+GOOD = (DEMO_SAMPLES / "whitepaper/resource_group").read_bytes()
 
 
 def leaves(data: bytes) -> list[int]:

@@ -2,12 +2,12 @@
 sched_configs (the white paper's, an OpenPBS-style full one with the shared examples' keys when
 present) with lines replaced by printable junk."""
 
-from pathlib import Path
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from accounting.services.demo import DEMO_SAMPLES
 from tests.fuzzing import (
     FUZZ,
     PRINTABLE_LINE,
@@ -19,7 +19,7 @@ from tests.fuzzing import (
 )
 from trees.formats.sched_config import FairshareConfig, parse_sched_config
 
-SAMPLE = Path(__file__).resolve().parents[3] / "accounting/demo_sample/whitepaper/sched_config"
+SAMPLE = DEMO_SAMPLES / "whitepaper/sched_config"
 GOOD = b"# the site's policy\nround_robin: False all\n" + SAMPLE.read_bytes()
 # The shape of OpenPBS's default file: prime options, quoted values, keys PBS reads and we skip.
 FULL = b"""# This is the config file for the scheduling policy

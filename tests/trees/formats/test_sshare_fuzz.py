@@ -1,17 +1,14 @@
 """Fuzzing the sshare reader: random bytes, and the Fair Tree sample with users' rows replaced
 (an account's row rightly takes its users with it, so only users' rows are replaced)."""
 
-from pathlib import Path
-
 from hypothesis import given
 from hypothesis import strategies as st
 
+from accounting.services.demo import DEMO_SAMPLES
 from tests.fuzzing import FUZZ, Reading, check_random_bytes, lines_of, mutations
 from trees.formats.sshare_read import read_sshare
 
-GOOD = (
-    Path(__file__).resolve().parents[3] / "accounting/demo_sample/fairtree/sshare.txt"
-).read_bytes()
+GOOD = (DEMO_SAMPLES / "fairtree/sshare.txt").read_bytes()
 USERS = [
     n
     for n, line in enumerate(lines_of(GOOD))

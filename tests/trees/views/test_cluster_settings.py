@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from tests.cast import FAST_HASHER
 from trees.models import Cluster, Node, SettingChange
 from trees.services.clusters import cluster_get_or_create, cluster_settings_set
 from trees.services.people import login_set
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def pbs(settings: Any) -> Cluster:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.PASSWORD_HASHERS = FAST_HASHER
     cluster, _ = cluster_get_or_create(name="hpc")
     return cluster
 

@@ -6,11 +6,11 @@ import re
 import pytest
 from django.test import Client
 
+from tests.cast import login
 from tests.conftest import EXAMPLES
-from tests.trees.views.conftest import login
 from trees.models import Cluster, Membership, Role
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
+pytestmark = pytest.mark.django_db
 
 
 def answer(client: Client, cluster: str, a: str, b: str, status: int = 200) -> str:
@@ -22,6 +22,7 @@ def answer(client: Client, cluster: str, a: str, b: str, status: int = 200) -> s
 @pytest.mark.parametrize(
     ("cluster", "example"), [("whitepaper", "seed_tree"), ("forum", "forum_example")]
 )
+@pytest.mark.usefixtures("samples")
 def test_the_answer_is_what_the_real_pbsfs_c_printed(
     client: Client, cluster: str, example: str
 ) -> None:
@@ -38,6 +39,7 @@ def test_the_answer_is_what_the_real_pbsfs_c_printed(
             assert f" {said} is more deserving " in text, line
 
 
+@pytest.mark.usefixtures("samples")
 def test_the_deciding_level_and_what_would_change_it_by_hand(client: Client) -> None:
     """White paper, L5 against L1: decided at the root between B2 (401 / 0.2 = 2005) and B1
     (201 / 0.1 = 2010). B1 would win below 2005 × 0.1 = 200.5, or with B2 above 2010 × 0.2 =
@@ -54,6 +56,7 @@ def test_the_deciding_level_and_what_would_change_it_by_hand(client: Client) -> 
     assert "target share rising above 10.025%" in text
 
 
+@pytest.mark.usefixtures("samples")
 def test_a_node_without_target_share_loses_and_a_node_ties_with_its_ancestor(
     client: Client,
 ) -> None:
@@ -66,6 +69,7 @@ def test_a_node_without_target_share_loses_and_a_node_ties_with_its_ancestor(
     assert "pbsfs ties a node with its ancestors" in text
 
 
+@pytest.mark.usefixtures("samples")
 def test_slurm_compares_by_level_fs(client: Client) -> None:
     login(client, "ann")
     cluster = Cluster.objects.get(name="fairtree")
@@ -76,6 +80,7 @@ def test_slurm_compares_by_level_fs(client: Client) -> None:
     assert "Level FS" in text
 
 
+@pytest.mark.usefixtures("demo")  # hpc made private, a member of genomics
 def test_unknown_names_and_names_not_readable_are_the_same_400(client: Client) -> None:
     user = login(client, "ann", scheduler_user="nobody")
     assert "a: no entity or group 'nowhere'" in answer(client, "whitepaper", "nowhere", "L1", 400)

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from tests.trees.views.conftest import login, node
+from tests.cast import login, node
 from trees.formats.resource_group import parse_resource_group
 from trees.models import Node, ShareChange
 from trees.selectors.pbs import pbs_state_get
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("samples")]
 
 _INPUT = re.compile(r"<input[^>]*>")
 _ATTRIBUTE = re.compile(r'(\w+)="([^"]*)"')

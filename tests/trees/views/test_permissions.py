@@ -14,10 +14,10 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
 from accounting.models import FilesUpload
-from tests.trees.views.conftest import node
+from tests.cast import node
 from trees.models import Cluster, Membership, Role
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 PEOPLE = ("anonymous", "bob", "other", "carol", "alice")
 SKIPPED = ("admin", "accounts")  # Django's own, with their own permissions

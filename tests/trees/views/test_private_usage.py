@@ -11,10 +11,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from tests.trees.views.conftest import login, node
+from tests.cast import login, node
 from trees.models import Cluster, Membership, Node, Role, ShareChange
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("samples")]
 
 HIDDEN = ("B3", "L3", "L4", "L5", "L6", "L8")
 SEEN = {"TREEROOT", "B1", "B2", "B4", "L7", "L1", "L2", "unknown"}

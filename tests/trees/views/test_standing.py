@@ -10,12 +10,12 @@ from django.test import Client
 from django.utils import timezone
 
 from accounting.models import NodeHistory
+from tests.cast import login, node
 from tests.conftest import EXAMPLES
-from tests.trees.views.conftest import login, node
 from trees.models import Cluster, Membership, Role
 from trees.selectors.standing import entity_ranking_get
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from accounting.models import Cycle, NodeHistory
-from tests.trees.views.conftest import login, node
+from tests.cast import login, node
 from trees.models import Cluster, Membership, Node, Role
 from trees.selectors.pbs import pbs_state_get
 from trees.services.pbs import resource_group_import
@@ -39,7 +39,7 @@ def test_logging_in_with_a_password_leads_to_the_clusters(client: Client) -> Non
     assert "Please enter a correct username and password" in bad.content.decode()
 
 
-@pytest.mark.usefixtures("sample")
+@pytest.mark.usefixtures("samples")
 def test_the_index_lists_each_cluster_with_its_pbsfs_listing(client: Client) -> None:
     login(client, "ann")
     page = client.get("/").content.decode()
@@ -54,7 +54,7 @@ def test_the_index_without_clusters_says_how_to_load_one(client: Client) -> None
     assert "manage.py demo" in client.get("/").content.decode()
 
 
-@pytest.mark.usefixtures("sample")
+@pytest.mark.usefixtures("samples")
 def test_the_cluster_page_serves_plotly_from_the_site_and_explains_its_columns(
     client: Client,
 ) -> None:
@@ -66,7 +66,7 @@ def test_the_cluster_page_serves_plotly_from_the_site_and_explains_its_columns(
     assert finders.find("plotly/plotly.min.js") is not None  # the plotly package's bundle
 
 
-@pytest.mark.usefixtures("sample")
+@pytest.mark.usefixtures("samples")
 def test_the_tree_json_holds_the_top_levels_with_their_stored_metrics(
     client: Client, django_assert_max_num_queries: object
 ) -> None:
@@ -99,7 +99,7 @@ def _cathy(answer: bytes) -> dict[str, Any]:
     return next(doc for doc in json.loads(answer)["nodes"] if doc["name"] == "Cathy")
 
 
-@pytest.mark.usefixtures("sample")
+@pytest.mark.usefixtures("demo")  # tree.json rows, written once the stores committed
 def test_whole_tree_readers_get_the_listing_of_the_tree_as_stored(
     client: Client,
     django_assert_num_queries: Any,
@@ -122,7 +122,7 @@ def test_whole_tree_readers_get_the_listing_of_the_tree_as_stored(
     assert cluster.tree_json_at == cluster.metrics_updated_at
 
 
-@pytest.mark.usefixtures("sample")
+@pytest.mark.usefixtures("samples")
 def test_until_the_listing_is_written_readers_get_the_tree_built_from_the_nodes(
     client: Client, django_assert_num_queries: Any
 ) -> None:
@@ -133,7 +133,7 @@ def test_until_the_listing_is_written_readers_get_the_tree_built_from_the_nodes(
     assert _cathy(answer)["shares"] == 60
 
 
-@pytest.mark.usefixtures("sample")
+@pytest.mark.usefixtures("demo")  # tree.json rows, written once the stores committed
 @pytest.mark.parametrize("name", ["forum", "whitepaper", "fairtree", "hpc"])
 def test_the_listing_answers_as_the_nodes_would_for_every_node_and_depth(
     client: Client, name: str
@@ -152,7 +152,7 @@ def test_the_listing_answers_as_the_nodes_would_for_every_node_and_depth(
     assert len(json.loads(listed[2])["nodes"]) == cluster.nodes.count()
 
 
-@pytest.mark.usefixtures("sample")
+@pytest.mark.usefixtures("samples")
 def test_the_listing_is_never_given_to_those_who_read_part_of_the_tree(
     client: Client,
 ) -> None:
@@ -168,7 +168,7 @@ def test_the_listing_is_never_given_to_those_who_read_part_of_the_tree(
     assert not all(doc["opens"] for doc in part["nodes"])
 
 
-@pytest.mark.usefixtures("sample")
+@pytest.mark.usefixtures("samples")
 def test_the_tree_json_finds_nodes_by_name_with_their_path(client: Client) -> None:
     login(client, "ann")
     data = json.loads(client.get("/clusters/fairtree/tree.json?q=ANA").content)
@@ -192,7 +192,7 @@ NODE = {"error": "node must be an id, a whole number from 1", "parameter": "node
 Q = {"error": "q must be 1 to 255 characters of a name", "parameter": "q"}
 
 
-@pytest.mark.usefixtures("sample")
+@pytest.mark.usefixtures("samples")
 @pytest.mark.parametrize(
     ("query", "message"),
     [
@@ -214,7 +214,7 @@ def test_malformed_tree_queries_are_told_what_is_wrong_in_json(
     assert json.loads(response.content) == message
 
 
-@pytest.mark.usefixtures("sample")
+@pytest.mark.usefixtures("samples")
 def test_unknown_nodes_are_not_found(client: Client) -> None:
     login(client, "ann")
     other = node("whitepaper", "L5").pk  # a node of another cluster
@@ -224,7 +224,7 @@ def test_unknown_nodes_are_not_found(client: Client) -> None:
     assert client.get(f"/clusters/forum/nodes/{other}/history.json").status_code == 404
 
 
-@pytest.mark.usefixtures("sample")
+@pytest.mark.usefixtures("samples")
 def test_the_node_page_shows_the_path_and_which_level_pulls_it_down(
     client: Client, django_assert_max_num_queries: object
 ) -> None:
@@ -248,7 +248,7 @@ def test_the_node_page_shows_the_path_and_which_level_pulls_it_down(
     assert 'data-url="/clusters/whitepaper/nodes/' in page
 
 
-@pytest.mark.usefixtures("sample")
+@pytest.mark.usefixtures("samples")
 def test_the_history_json_holds_the_cycles_in_range_and_the_events(client: Client) -> None:
     login(client, "ann")
     leaf = node("forum", "Suzy")
@@ -280,7 +280,7 @@ def test_the_history_json_holds_the_cycles_in_range_and_the_events(client: Clien
 
 
 @pytest.fixture
-def private_forum(sample: None) -> Cluster:
+def private_forum(samples: None) -> Cluster:
     cluster = Cluster.objects.get(name="forum")
     cluster.private_usage = True
     cluster.save()
@@ -321,7 +321,7 @@ def test_with_private_usage_a_manager_reads_the_subtree_they_manage(
         assert admin_client.get(f"/clusters/forum/nodes/{every.pk}/").status_code == 200
 
 
-@pytest.mark.usefixtures("sample")
+@pytest.mark.usefixtures("samples")
 def test_the_recovery_projection_starts_at_the_stored_factor_and_says_when(
     client: Client,
 ) -> None:

@@ -11,10 +11,10 @@ from django.test import Client
 from django.utils import timezone
 
 from accounting.models import Job, NodeHistory
-from tests.trees.views.conftest import login, node
+from tests.cast import login, node
 from trees.models import Node
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sample")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def carol(client: Client) -> None:

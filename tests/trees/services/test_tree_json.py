@@ -8,7 +8,7 @@ from unittest import mock
 
 import pytest
 
-from tests.accounting.test_services import TREE
+from tests.accounting.services.test_ingest import TREE
 from trees.engine.slurm import AssociationDef
 from trees.formats.resource_group import parse_resource_group
 from trees.models import Cluster, TreeJsonRow

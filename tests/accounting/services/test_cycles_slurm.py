@@ -12,7 +12,7 @@ from accounting.selectors import clusters_due, history_events_get, node_history_
 from accounting.services.cycles import CycleRefused, cycle_run
 from accounting.services.history import history_roll_up
 from accounting.services.replay import replay
-from tests.accounting.test_services_cycle import DAY, MIDNIGHT, T0, at, job
+from tests.accounting.services.test_cycles import DAY, MIDNIGHT, T0, at, job
 from trees.engine.slurm import AssociationDef, decay_factor
 from trees.models import Cluster, Node
 from trees.selectors.slurm import sshare_get

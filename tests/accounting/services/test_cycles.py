@@ -11,7 +11,7 @@ from accounting.parsers.records import JobState
 from accounting.services.cycles import CycleRefused, cycle_run
 from accounting.services.history import RollUp, history_roll_up
 from accounting.services.replay import replay
-from tests.accounting.test_services import DAY1, DAY2, TREE, pbs_ingest
+from tests.accounting.services.test_ingest import DAY1, DAY2, TREE, pbs_ingest
 from tests.conftest import write_file
 from trees.engine.pbs import PbsTree, UsageRecord, compute
 from trees.formats.pbsfs import UsageDatabase, run_pbsfs

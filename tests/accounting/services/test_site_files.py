@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from accounting.models import IngestRejection, Job
+from accounting.services.demo import DEMO_SAMPLES
 from accounting.services.site_files import FilesImport, ImportReject, SiteFile, site_files_import
+from tests.accounting.services.test_ingest import DAY1, DAY2
 from tests.accounting.test_real_data import DATA, files_or_skip
-from tests.accounting.test_services import DAY1, DAY2
 from tests.conftest import Run, examples_or_skip, write_file
 from trees.engine.pbs import UsageRecord
 from trees.formats.usage_file import write_usage_file
@@ -18,7 +19,6 @@ from trees.models import Cluster, Node, Scheduler
 
 pytestmark = pytest.mark.django_db
 
-SAMPLES = Path(__file__).resolve().parents[2] / "accounting" / "demo_sample"
 BAD_TREE = "g1 10 root 50\nbad line\nu1 11 g1 abc\nu2 12 g1 5\n"
 
 
@@ -50,7 +50,7 @@ def as_printed(rejects: list[ImportReject], path: str) -> list[str]:
 
 
 def test_a_sample_resource_group_makes_the_tree_the_command_makes(run: Run) -> None:
-    sample = SAMPLES / "whitepaper" / "resource_group"
+    sample = DEMO_SAMPLES / "whitepaper" / "resource_group"
     assert run("import_resource_group", str(sample), "--cluster", "by-command").status == 0
     done = upload("by-upload", SiteFile.RESOURCE_GROUP, ("resource_group", sample))
     assert (done.imported, done.cluster_created, done.rejects) == (True, True, [])
@@ -159,7 +159,7 @@ def test_a_sched_config_sets_the_policy_and_names_refused_keys(run: Run, tmp_pat
 
 
 def test_the_sample_sched_config(tmp_path: Path) -> None:
-    sample = SAMPLES / "whitepaper" / "sched_config"
+    sample = DEMO_SAMPLES / "whitepaper" / "sched_config"
     done = upload("wp", SiteFile.SCHED_CONFIG, ("sched_config", sample))
     assert (done.totals, done.rejects) == ({"keys": 5, "rejected": 0}, [])
     assert done.outcome == (
