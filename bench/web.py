@@ -37,6 +37,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.postgres import database_url, run_on_fresh_database  # noqa: E402  (after the path)
+from fairshare_site.local_server import healthz_awaited  # noqa: E402
 
 DATABASE = "fairshare_bench_web"
 ORGANIZATIONS, PROJECTS_EACH, USERS_EACH = 10, 10, 99  # 10 + 100 + 9,900 nodes below the root
@@ -201,15 +202,9 @@ def load_run(paths: list[str], cookie: str) -> bool:
 
 
 def _wait_until_up(base: str, server: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and server.poll() is None:
-        try:
-            with urllib.request.urlopen(f"{base}/healthz", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("gunicorn did not answer /healthz within 60 s")
+    problem = healthz_awaited(base, server, 60)
+    if problem is not None:
+        raise RuntimeError(f"gunicorn: {problem}")
 
 
 def _load(base: str, paths: list[str], cookie: str) -> bool:

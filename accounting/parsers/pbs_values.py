@@ -55,17 +55,7 @@ def read_ncpus(attributes: Mapping[str, str]) -> int:
         ncpus = _derived("exec_host", _exec_host_cpus, exec_host)
         if ncpus:
             return ncpus
-    select = attributes.get("Resource_List.select")
-    if select:
-        ncpus = _derived("Resource_List.select", _select_totals, select)[1]
-        if ncpus:
-            return ncpus
-    key, spec = _torque_nodes(attributes)
-    if spec:
-        ncpus = _derived(key, _nodes_totals, spec)[1]
-        if ncpus:
-            return ncpus
-    return read_count(attributes, "Resource_List.ncpus") or 0
+    return _asked(attributes, _CORES) or read_count(attributes, "Resource_List.ncpus") or 0
 
 
 def read_ngpus(attributes: Mapping[str, str]) -> int:
@@ -75,15 +65,22 @@ def read_ngpus(attributes: Mapping[str, str]) -> int:
             ngpus = read_count(attributes, key)
             if ngpus:
                 return ngpus
+    return _asked(attributes, _GPUS)
+
+
+_CORES, _GPUS = 1, 2  # places in what _select_totals and _nodes_totals count
+
+
+def _asked(attributes: Mapping[str, str], place: int) -> int:
+    """The cores or GPUs (`place`) a job asked for in Resource_List.select, else in Torque's
+    nodes; 0 when neither says."""
     select = attributes.get("Resource_List.select")
     if select:
-        ngpus = _derived("Resource_List.select", _select_totals, select)[2]
-        if ngpus:
-            return ngpus
+        count = _derived("Resource_List.select", _select_totals, select)[place]
+        if count:
+            return count
     key, spec = _torque_nodes(attributes)
-    if spec:
-        return _derived(key, _nodes_totals, spec)[2]
-    return 0
+    return _derived(key, _nodes_totals, spec)[place] if spec else 0
 
 
 def read_nodes(attributes: Mapping[str, str]) -> int:

@@ -303,10 +303,10 @@ class _SlurmSimulation(_Simulation):
             yield (
                 row.key,
                 (
-                    row.usage,
-                    row.fairshare_perc,
-                    row.fairshare_tree_usage,
-                    row.fairshare_factor,
+                    row.state.usage,
+                    row.state.fairshare_perc,
+                    row.state.fairshare_tree_usage,
+                    row.state.fairshare_factor,
                     slurm.level_fs,
                     slurm.fairshare_rank,
                 ),

@@ -12,8 +12,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +27,8 @@ from playwright.sync_api import (
     StorageState,
     sync_playwright,
 )
+
+from fairshare_site.local_server import healthz_awaited
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's package; Playwright never downloads a browser
@@ -82,17 +82,9 @@ def free_port() -> int:
 
 
 def wait_until_up(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + SERVER_START_S
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            pytest.fail(f"the server stopped ({server.returncode}):\n{log.read_text()}")
-        try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=1) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.1)
-    pytest.fail(f"the server did not answer {url}/healthz in {SERVER_START_S} s")
+    problem = healthz_awaited(url, server, SERVER_START_S)
+    if problem is not None:
+        pytest.fail(f"{problem}:\n{log.read_text()}")
 
 
 @pytest.fixture(scope="package")

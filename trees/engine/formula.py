@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import difflib
 import math
+import operator
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -423,8 +424,8 @@ class _Compiler:
             term = self.compile(step.right)
             negative = isinstance(step.op, ast.Sub)
             terms.append(_Term(self.source.segment(step.right), negative, term))
-            combine = _difference if negative else _addition
-            total = combine(total, term, self.source.segment(step))
+            combine = operator.sub if negative else operator.add
+            total = _arithmetic(combine, total, term, self.source.segment(step))
         return total, terms
 
     def _binary(self, node: ast.BinOp) -> Evaluator:
@@ -438,7 +439,7 @@ class _Compiler:
         right = self.compile(node.right)
         text = self.source.segment(node)
         if isinstance(node.op, ast.Mult):
-            return _product(left, right, text)
+            return _arithmetic(operator.mul, left, right, text)
         if isinstance(node.op, ast.Div):
             return _quotient(left, right, text)
         return _application(_POW, [left, right], text)  # ast.Pow: math.pow, never a complex
@@ -548,14 +549,19 @@ def _resource(name: str) -> Evaluator:
     return resource
 
 
+def _checked(result: float, text: str) -> float:
+    """The result of an operation of `text`, unless it is inf or nan, which PBS could not
+    sort or accrue."""
+    if _isfinite(result):
+        return result
+    raise _not_finite(result, text)
+
+
 def _finite(operand: Evaluator, text: str) -> Evaluator:
     """A closure rejecting an inf or nan value that no operation has checked yet."""
 
     def finite(values: Values) -> float:
-        result = operand(values)
-        if _isfinite(result):
-            return result
-        raise _not_finite(result, text)
+        return _checked(operand(values), text)
 
     return finite
 
@@ -569,40 +575,15 @@ def _negation(operand: Evaluator) -> Evaluator:
     return negation
 
 
-def _addition(left: Evaluator, right: Evaluator, text: str) -> Evaluator:
-    """`a + b` in floats."""
+def _arithmetic(
+    operation: Callable[[float, float], float], left: Evaluator, right: Evaluator, text: str
+) -> Evaluator:
+    """`a + b`, `a - b` or `a * b` in floats."""
 
-    def addition(values: Values) -> float:
-        result = left(values) + right(values)
-        if _isfinite(result):
-            return result
-        raise _not_finite(result, text)
+    def arithmetic(values: Values) -> float:
+        return _checked(operation(left(values), right(values)), text)
 
-    return addition
-
-
-def _difference(left: Evaluator, right: Evaluator, text: str) -> Evaluator:
-    """`a - b` in floats."""
-
-    def difference(values: Values) -> float:
-        result = left(values) - right(values)
-        if _isfinite(result):
-            return result
-        raise _not_finite(result, text)
-
-    return difference
-
-
-def _product(left: Evaluator, right: Evaluator, text: str) -> Evaluator:
-    """`a * b` in floats."""
-
-    def product(values: Values) -> float:
-        result = left(values) * right(values)
-        if _isfinite(result):
-            return result
-        raise _not_finite(result, text)
-
-    return product
+    return arithmetic
 
 
 def _quotient(left: Evaluator, right: Evaluator, text: str) -> Evaluator:
@@ -615,9 +596,7 @@ def _quotient(left: Evaluator, right: Evaluator, text: str) -> Evaluator:
             result = dividend / divisor
         except ZeroDivisionError:
             raise FormulaValueError(f"division by zero in {text!r}") from None
-        if _isfinite(result):
-            return result
-        raise _not_finite(result, text)
+        return _checked(result, text)
 
     return quotient
 
@@ -634,9 +613,7 @@ def _application(function: MathFunction, arguments: Sequence[Evaluator], text: s
                 result = apply(argument)
             except (ArithmeticError, ValueError) as error:
                 raise FormulaValueError(_failure(error, function, text)) from None
-            if _isfinite(result):
-                return result
-            raise _not_finite(result, text)
+            return _checked(result, text)
 
         return unary
     if len(arguments) == 2:
@@ -649,9 +626,7 @@ def _application(function: MathFunction, arguments: Sequence[Evaluator], text: s
                 result = apply(x, y)
             except (ArithmeticError, ValueError) as error:
                 raise FormulaValueError(_failure(error, function, text)) from None
-            if _isfinite(result):
-                return result
-            raise _not_finite(result, text)
+            return _checked(result, text)
 
         return binary
 
@@ -661,8 +636,6 @@ def _application(function: MathFunction, arguments: Sequence[Evaluator], text: s
             result = apply(*evaluated)
         except (ArithmeticError, ValueError) as error:
             raise FormulaValueError(_failure(error, function, text)) from None
-        if _isfinite(result):
-            return result
-        raise _not_finite(result, text)
+        return _checked(result, text)
 
     return variadic

@@ -139,15 +139,14 @@ def sshare_rows(
     """What assoc_mgr_get_shares sends for every association, in association-list order."""
     grp, run, zeros = grp_tres_mins or {}, tres_run_mins or {}, zero_tres(tres_names)
     rows = []
-    for node in tree.tree.preorder():
-        up = tree.tree.parent[node]
+    for node, association in zip(tree.tree.preorder(), tree.records(), strict=True):
         rows.append(
             sshare_row(
-                account=tree.account(node),
-                parent=None if up < 0 else tree.name(up),
-                user=tree.name(node) if tree.is_user[node] else None,
-                shares=tree.tree.shares[node],
-                usage=tree.tree.usage[node],
+                account=association.account,
+                parent=association.parent,
+                user=association.user,
+                shares=association.shares,
+                usage=association.usage,
                 norm_shares=float(metrics.norm_shares[node]),
                 norm_usage=float(metrics.norm_usage[node]),
                 effectv_usage=float(metrics.effectv_usage[node]),

@@ -24,13 +24,10 @@ class SlurmValues(NamedTuple):
     tres_run_mins: str = ""
 
 
-class StoredNode(NamedTuple):
-    """A node as stored, as a store of its cluster's tree compares it: a row rather than a
-    model instance, since a cycle reads trees of 100,000 nodes."""
+class NodeState(NamedTuple):
+    """What every scheduler's store sets on a node besides its place: its entry (kind, origin,
+    definition order, shares, PBS resource group), its usage record, its metrics."""
 
-    id: int
-    name: str
-    parent_id: int | None
     kind: str
     origin: str
     position: int
@@ -44,10 +41,20 @@ class StoredNode(NamedTuple):
     fairshare_tree_usage: float
     usage_perc: float
     fairshare_factor: float
+
+
+class StoredNode(NamedTuple):
+    """A node as stored, as a store of its cluster's tree compares it: a row rather than a
+    model instance, since a cycle reads trees of 100,000 nodes."""
+
+    id: int
+    name: str
+    parent_id: int | None
+    state: NodeState
     slurm: SlurmValues | None  # None on a PBS cluster's nodes
 
 
-STORED_COLUMNS = StoredNode._fields[:-1]
+STATE_COLUMNS = NodeState._fields
 SLURM_COLUMNS = SlurmValues._fields
 
 
@@ -55,14 +62,14 @@ def stored_nodes_get(*, cluster: Cluster, slurm: bool = False) -> list[StoredNod
     """Every node of the cluster as stored. PBS's in no particular order (their positions and
     usage records order them); Slurm's with their values, in sshare's order (position)."""
     nodes = Node.objects.filter(cluster=cluster)
+    columns = ("id", "name", "parent_id", *STATE_COLUMNS)
     if not slurm:
-        rows = nodes.order_by().values_list(*STORED_COLUMNS)
-        return [StoredNode._make((*row, None)) for row in rows]
-    nodes = nodes.order_by("position", "id")
-    split = len(STORED_COLUMNS)
+        rows = nodes.order_by().values_list(*columns)
+        return [StoredNode._make((*row[:3], NodeState._make(row[3:]), None)) for row in rows]
+    split = len(columns)
     return [
-        StoredNode._make((*row[:split], SlurmValues._make(row[split:])))
-        for row in nodes.values_list(*STORED_COLUMNS, *SLURM_COLUMNS)
+        StoredNode._make((*row[:3], NodeState._make(row[3:split]), SlurmValues._make(row[split:])))
+        for row in nodes.order_by("position", "id").values_list(*columns, *SLURM_COLUMNS)
     ]
 
 

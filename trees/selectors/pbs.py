@@ -43,13 +43,14 @@ def pbs_state_of(cluster: Cluster, nodes: Sequence[StoredNode]) -> PbsState:
     groups: list[tuple[int, GroupDef]] = []
     records: list[tuple[int, UsageRecord]] = []
     for node in nodes:
-        if node.origin == NodeOrigin.DEFINED:
+        state = node.state
+        if state.origin == NodeOrigin.DEFINED:
             above = names[node.parent_id] if node.parent_id is not None else TREEROOT
             parent = resource_group_parent(above)
-            group = GroupDef(node.name, node.cgroup_id or 0, parent, node.shares or 0)
-            groups.append((node.position, group))
-        if node.usage_record is not None and node.usage_record_seq is not None:
-            records.append((node.usage_record_seq, UsageRecord(node.name, node.usage_record)))
+            group = GroupDef(node.name, state.cgroup_id or 0, parent, state.shares or 0)
+            groups.append((state.position, group))
+        if state.usage_record is not None and state.usage_record_seq is not None:
+            records.append((state.usage_record_seq, UsageRecord(node.name, state.usage_record)))
     groups.sort(key=lambda item: item[0])
     records.sort(key=lambda item: item[0])
     return PbsState(

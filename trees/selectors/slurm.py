@@ -34,14 +34,14 @@ def slurm_state_of(cluster: Cluster, nodes: Sequence[StoredNode]) -> SlurmState:
     for node in nodes:
         slurm = node.slurm or SlurmValues()
         parent = names[node.parent_id] if node.parent_id is not None else None
-        is_user = node.kind == NodeKind.USER
-        shares = 1 if node.shares is None else node.shares
+        is_user = node.state.kind == NodeKind.USER
+        shares = 1 if node.state.shares is None else node.state.shares
         association = AssociationDef(
             account=parent if is_user and parent is not None else node.name,
             parent=parent,
             user=node.name if is_user else None,
             shares=USE_PARENT if slurm.shares_parent else shares,
-            usage=node.usage,
+            usage=node.state.usage,
         )
         associations.append(association)
         if slurm.grp_tres_mins:

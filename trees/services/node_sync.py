@@ -8,11 +8,11 @@ which share_changes_of turns into audit rows.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from operator import itemgetter
 from typing import NamedTuple
 
 from django.contrib.auth.models import User
@@ -22,37 +22,27 @@ from django.utils import timezone
 from trees.bulk import rows_update
 from trees.engine.pbs import resource_group_parent
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler, ShareChange
-from trees.selectors.nodes import SLURM_COLUMNS, STORED_COLUMNS, SlurmValues, StoredNode
+from trees.selectors.nodes import (
+    SLURM_COLUMNS,
+    STATE_COLUMNS,
+    NodeState,
+    SlurmValues,
+    StoredNode,
+    stored_nodes_get,
+)
 from trees.tasks import write_tree_json
 
 NodeKey = Hashable  # what identifies a node from one store to the next (node_key)
 
 
 class NodeRow(NamedTuple):
-    """A node as a store wants it: its place in the tree, its usage record, its metrics."""
+    """A node as a store wants it: its key, name and parent, and what it sets on it."""
 
     key: NodeKey
     name: str
     parent: NodeKey | None  # the parent's key; None for the root
-    kind: str
-    origin: str
-    position: int
-    shares: int | None
-    cgroup_id: int | None
-    usage_record: float | None
-    usage_record_seq: int | None
-    usage: float
-    group_perc: float
-    fairshare_perc: float
-    fairshare_tree_usage: float
-    usage_perc: float
-    fairshare_factor: float
+    state: NodeState
     slurm: SlurmValues | None = None  # Slurm's associations only
-
-
-# The values a store sets, compared as the same slice of a NodeRow and of a StoredNode.
-_values = itemgetter(slice(3, len(STORED_COLUMNS)))
-_COLUMNS = STORED_COLUMNS[3:]
 
 
 def node_key(*, name: str, parent: str | None, kind: str, slurm: bool) -> NodeKey:
@@ -100,6 +90,16 @@ class NodesDiff:
         return sum(c.before is not None and c.after is not None for c in self.changes)
 
 
+@contextmanager
+def cluster_nodes_locked(cluster: Cluster) -> Iterator[tuple[Cluster, list[StoredNode]]]:
+    """The cluster's row locked for the transaction, and its nodes as stored, read once: what
+    a store's state comes from and what nodes_sync compares with."""
+    with transaction.atomic():
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        slurm = cluster.scheduler == Scheduler.SLURM
+        yield cluster, stored_nodes_get(cluster=cluster, slurm=slurm)
+
+
 def nodes_sync(
     cluster: Cluster,
     stored: Sequence[StoredNode],
@@ -121,9 +121,10 @@ def nodes_sync(
     existing: dict[NodeKey, StoredNode] = {}  # what is left in it at the end is removed
     for node in stored:
         above = names[node.parent_id] if node.parent_id is not None else None
-        existing[node_key(name=names[node.id], parent=above, kind=node.kind, slurm=slurm)] = node
+        key = node_key(name=names[node.id], parent=above, kind=node.state.kind, slurm=slurm)
+        existing[key] = node
     _names_write([(node.id, new_name[node.name]) for node in stored if node.name in new_name])
-    diff = NodesDiff(had_tree=any(node.origin == NodeOrigin.DEFINED for node in stored))
+    diff = NodesDiff(had_tree=any(node.state.origin == NodeOrigin.DEFINED for node in stored))
     placed: dict[NodeKey, Node | int] = {}  # a stored node's id, or the node to create
     parent_names: dict[NodeKey, str] = {}
     depth: dict[NodeKey | None, int] = {None: -1}
@@ -135,7 +136,7 @@ def nodes_sync(
         level = depth[row.key] = depth[row.parent] + 1
         parent_names[row.key] = row.name
         parent = placed[row.parent] if row.parent is not None else None
-        after = row.shares if row.origin == defined else None
+        after = row.state.shares if row.state.origin == defined else None
         stored_node = existing.pop(row.key, None)
         if stored_node is None:
             created = _node(cluster, row, parent)
@@ -146,14 +147,14 @@ def nodes_sync(
                 diff.changes.append(NodeChange(created, row.name, None, after))
             continue
         placed[row.key] = stored_node.id
-        values = (parent, *_values(row), *(row.slurm or ()))
-        old = (stored_node.parent_id, *_values(stored_node), *(stored_node.slurm or ()))
+        values = (parent, *row.state, *(row.slurm or ()))
+        old = (stored_node.parent_id, *stored_node.state, *(stored_node.slurm or ()))
         if values != old:
             updates.append((stored_node.id, *values))
             changed.update(place for place, value in enumerate(values) if value != old[place])
         # Leaving the tree while keeping usage (PBS moves it under unknown) is a removal.
-        was_entry = stored_node.origin == defined
-        before = stored_node.shares if was_entry else None
+        was_entry = stored_node.state.origin == defined
+        before = stored_node.state.shares if was_entry else None
         old_parent = _parent_name(names, stored_node.parent_id)
         new_parent = resource_group_parent(parent_names.get(row.parent, "")) if row.parent else ""
         moved = was_entry and after is not None and old_parent != new_parent
@@ -174,9 +175,10 @@ def nodes_sync(
     _updates_write(updates, sorted(changed), slurm=slurm)
     removed = list(existing.values())
     for node in removed:
-        if node.origin == defined and node.shares is not None:
+        shares = node.state.shares
+        if node.state.origin == defined and shares is not None:
             above = _parent_name(names, node.parent_id)
-            diff.changes.append(NodeChange(None, node.name, node.shares, None, old_parent=above))
+            diff.changes.append(NodeChange(None, node.name, shares, None, old_parent=above))
     Node.objects.filter(pk__in=[node.id for node in removed]).delete()
     diff.created = sum(len(level) for level in to_create)
     diff.updated, diff.removed = len(updates), len(removed)
@@ -237,9 +239,9 @@ def _share_change(
 
 
 def _node(cluster: Cluster, row: NodeRow, parent: Node | int | None) -> Node:
-    node = Node(cluster=cluster, name=row.name, **dict(zip(_COLUMNS, _values(row), strict=True)))
+    node = Node(cluster=cluster, name=row.name, **row.state._asdict())
     if row.slurm is not None:
-        for name, value in zip(SLURM_COLUMNS, row.slurm, strict=True):
+        for name, value in row.slurm._asdict().items():
             setattr(node, name, value)
     if isinstance(parent, Node):
         node.parent = parent
@@ -273,7 +275,7 @@ def _updates_write(
     """Store the values at `places` (0: the parent) of the updated nodes, in one go."""
     if not updates or not places:
         return
-    names = ("parent", *_COLUMNS, *(SLURM_COLUMNS if slurm else ()))
+    names = ("parent", *STATE_COLUMNS, *(SLURM_COLUMNS if slurm else ()))
     by_name = {field.name: field.column for field in Node._meta.concrete_fields}
     columns = [by_name[names[place]] for place in places]
     converted = {place for place in places if names[place] in ("parent", "kind", "origin")}

@@ -9,16 +9,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
-from django.db import transaction
 
 from trees.engine.pbs import GroupDef, PbsMetrics, PbsTree, compute
 from trees.engine.times import from_epoch_seconds
 from trees.engine.tree import ROOT
 from trees.formats.pbsfs import UsageDatabase
 from trees.models import Cluster, FairshareEntity, NodeKind, NodeOrigin
-from trees.selectors.nodes import StoredNode, stored_nodes_get
+from trees.selectors.nodes import NodeState, StoredNode
 from trees.selectors.pbs import PbsState, pbs_state_of, pbs_tree_of
-from trees.services.node_sync import NodeRow, nodes_sync, share_changes_write
+from trees.services.node_sync import (
+    NodeRow,
+    cluster_nodes_locked,
+    nodes_sync,
+    share_changes_write,
+)
 
 
 @dataclass(frozen=True)
@@ -70,10 +74,8 @@ class PbsHeld:
 @contextmanager
 def pbs_tree_held(cluster: Cluster) -> Iterator[PbsHeld]:
     """The cluster's row locked for the transaction, and its PBS state read (nodes once)."""
-    with transaction.atomic():
-        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
-        nodes = stored_nodes_get(cluster=cluster)
-        yield PbsHeld(cluster, pbs_state_of(cluster, nodes), nodes)
+    with cluster_nodes_locked(cluster) as (locked, nodes):
+        yield PbsHeld(locked, pbs_state_of(locked, nodes), nodes)
 
 
 def pbs_store(
@@ -142,10 +144,7 @@ def pbs_rows(
             origin = NodeOrigin.USAGE
         seq, record = records.get(name, (None, None))
         parent = pbs.tree.parent[index]
-        yield NodeRow(
-            name,
-            name,
-            None if index == ROOT else pbs.name(parent),
+        state = NodeState(
             _kind(pbs, index, leaf_kind),
             origin,
             position.get(name, seq or 0),
@@ -161,6 +160,7 @@ def pbs_rows(
             -1.0 if perc[index] == 0 else usage[index] / perc[index],
             factor[index],
         )
+        yield NodeRow(name, name, None if index == ROOT else pbs.name(parent), state)
 
 
 def _kind(pbs: PbsTree, node: int, leaf_kind: str) -> str:

@@ -23,10 +23,16 @@ from trees.engine.slurm import (
 from trees.engine.slurm import compute as fair_tree_compute
 from trees.engine.tree import ROOT
 from trees.models import Cluster, NodeKind, NodeOrigin, Scheduler
-from trees.selectors.nodes import SlurmValues, StoredNode, stored_nodes_get
+from trees.selectors.nodes import NodeState, SlurmValues, StoredNode
 from trees.selectors.slurm import SlurmState, slurm_state_of
 from trees.services.clusters import cluster_get_or_create
-from trees.services.node_sync import NodeRow, node_key, nodes_sync, share_changes_write
+from trees.services.node_sync import (
+    NodeRow,
+    cluster_nodes_locked,
+    node_key,
+    nodes_sync,
+    share_changes_write,
+)
 
 TresText = Mapping[tuple[str, str | None], str]  # by association key, as sshare shows it
 
@@ -76,10 +82,8 @@ class SlurmHeld:
 @contextmanager
 def slurm_tree_held(cluster: Cluster) -> Iterator[SlurmHeld]:
     """The cluster's row locked for the transaction, and its associations read (nodes once)."""
-    with transaction.atomic():
-        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
-        nodes = stored_nodes_get(cluster=cluster, slurm=True)
-        yield SlurmHeld(cluster, slurm_state_of(cluster, nodes), nodes)
+    with cluster_nodes_locked(cluster) as (locked, nodes):
+        yield SlurmHeld(locked, slurm_state_of(locked, nodes), nodes)
 
 
 def slurm_tree_import(
@@ -193,23 +197,26 @@ def slurm_rows(
         shares = tree.tree.shares[index]
         lfs = float(metrics.level_fs[index])
         ranked = fair_tree and tree.is_user[index]
+        state = NodeState(
+            kind=kind,
+            origin=NodeOrigin.SCHEDULER if index == ROOT else NodeOrigin.DEFINED,
+            position=position,
+            shares=None if shares == USE_PARENT else shares,
+            cgroup_id=None,
+            usage_record=None,
+            usage_record_seq=None,
+            usage=float(tree.tree.usage[index]),
+            group_perc=float(within[index]),
+            fairshare_perc=float(target[index]),
+            fairshare_tree_usage=0.0,  # PBS's numbers: none on Slurm
+            usage_perc=-1.0,
+            fairshare_factor=float(metrics.fairshare[index]) if ranked or not fair_tree else 0.0,
+        )
         yield NodeRow(
             key,
             tree.name(index),
             None if index == ROOT else keys[parent],
-            kind,
-            NodeOrigin.SCHEDULER if index == ROOT else NodeOrigin.DEFINED,
-            position,
-            None if shares == USE_PARENT else shares,
-            None,
-            None,
-            None,
-            float(tree.tree.usage[index]),
-            float(within[index]),
-            float(target[index]),
-            0.0,
-            -1.0,
-            float(metrics.fairshare[index]) if ranked or not fair_tree else 0.0,
+            state,
             SlurmValues(
                 shares_parent=shares == USE_PARENT,
                 norm_shares=float(metrics.norm_shares[index]),
