@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trees.formats.rejected import RejectedLine
@@ -166,3 +166,42 @@ def items_reading(items: Iterable[Any]) -> Reading:
             result.kept.setdefault(item.line, []).append(item)
     result.rejected = rejected
     return result
+
+
+def lines_reading(entries: Iterable[tuple[int, Any]], rejected: Sequence[Any]) -> Reading:
+    """A whole-file reader's entries, each with its line number, and its rejections."""
+    result = Reading(rejected=rejected)
+    for line, entry in entries:
+        result.kept.setdefault(line, []).append(entry)
+    return result
+
+
+def random_bytes_test(parse: Parse) -> Callable[..., None]:
+    """The test every parser gets: random bytes never escape as an exception, and every line
+    it rejects says where and why."""
+
+    @FUZZ
+    @given(st.binary(max_size=4000))
+    def random_bytes(data: bytes) -> None:
+        check_random_bytes(parse, data)
+
+    return random_bytes
+
+
+def junk_lines_test(
+    parse: Parse,
+    good: bytes,
+    mutable: Sequence[int],
+    junk: st.SearchStrategy[bytes] = ANY_LINE,
+    *,
+    paired: bool = False,
+) -> Callable[..., None]:
+    """The test every parser with a good sample gets: some of its `mutable` lines replaced
+    with junk, the others read as before (check_mutation)."""
+
+    @FUZZ
+    @given(st.data())
+    def junk_lines(data: st.DataObject) -> None:
+        mutations(parse, good, mutable, junk, paired=paired)(data)
+
+    return junk_lines

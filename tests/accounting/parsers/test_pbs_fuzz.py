@@ -12,11 +12,11 @@ from tests.fuzzing import (
     FUZZ,
     PRINTABLE_LINE,
     Reading,
-    check_random_bytes,
     check_rejections,
     items_reading,
     lines_of,
     mutations,
+    random_bytes_test,
     shared_seeds,
 )
 
@@ -34,10 +34,7 @@ def test_the_seed_reads_without_rejection() -> None:
     assert (len(seed.kept), len(seed.rejected)) == (11, 0)
 
 
-@FUZZ
-@given(st.binary(max_size=4000))
-def test_random_bytes_never_escape_and_every_rejection_says_why(data: bytes) -> None:
-    check_random_bytes(reading, data)
+test_random_bytes_never_escape_and_every_rejection_says_why = random_bytes_test(reading)
 
 
 @FUZZ

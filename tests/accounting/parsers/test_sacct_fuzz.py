@@ -2,12 +2,15 @@
 
 import io
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 from accounting.parsers.sacct import read_sacct
 from tests.accounting.services.test_ingest import SACCT
-from tests.fuzzing import FUZZ, Reading, check_random_bytes, items_reading, lines_of, mutations
+from tests.fuzzing import (
+    Reading,
+    items_reading,
+    junk_lines_test,
+    lines_of,
+    random_bytes_test,
+)
 
 THIRD = SACCT.splitlines()[0].replace("11|11|", "13|13|").replace("|dan|", "|fay|")
 GOOD = (SACCT + THIRD + "\n").encode()
@@ -22,14 +25,10 @@ def test_the_seed_reads_without_rejection() -> None:
     assert (sorted(seed.kept), seed.rejected) == ([1, 2, 3], [])
 
 
-@FUZZ
-@given(st.binary(max_size=4000))
-def test_random_bytes_never_escape_and_every_rejection_says_why(data: bytes) -> None:
-    check_random_bytes(reading, data)
+test_random_bytes_never_escape_and_every_rejection_says_why = random_bytes_test(reading)
 
 
-@FUZZ
-@given(st.data())
-def test_good_rows_around_junk_read_as_before(data: st.DataObject) -> None:
-    # A job id seen as REQUEUED numbers the runs of its later rows: rows pair up.
-    mutations(reading, GOOD, range(len(lines_of(GOOD)) - 1), paired=True)(data)
+# A job id seen as REQUEUED numbers the runs of its later rows: rows pair up.
+test_good_rows_around_junk_read_as_before = junk_lines_test(
+    reading, GOOD, range(len(lines_of(GOOD)) - 1), paired=True
+)

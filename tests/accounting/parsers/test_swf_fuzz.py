@@ -2,12 +2,15 @@
 
 import io
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 from accounting.parsers.swf import SwfReader
 from tests.accounting.services.test_ingest import SWF
-from tests.fuzzing import FUZZ, Reading, check_random_bytes, items_reading, lines_of, mutations
+from tests.fuzzing import (
+    Reading,
+    items_reading,
+    junk_lines_test,
+    lines_of,
+    random_bytes_test,
+)
 
 GOOD = (SWF + "4 200 5 60 8 -1 -1 8 600 -1 1 9 3 -1 1 -1 -1 -1\n").encode()
 JOB_LINES = [n for n, line in enumerate(lines_of(GOOD)) if line and not line.startswith(b";")]
@@ -22,13 +25,7 @@ def test_the_seed_reads_without_rejection() -> None:
     assert (sorted(seed.kept), seed.rejected) == ([3, 4, 5, 6], [])
 
 
-@FUZZ
-@given(st.binary(max_size=4000))
-def test_random_bytes_never_escape_and_every_rejection_says_why(data: bytes) -> None:
-    check_random_bytes(reading, data)
+test_random_bytes_never_escape_and_every_rejection_says_why = random_bytes_test(reading)
 
 
-@FUZZ
-@given(st.data())
-def test_good_jobs_around_junk_read_as_before(data: st.DataObject) -> None:
-    mutations(reading, GOOD, JOB_LINES)(data)
+test_good_jobs_around_junk_read_as_before = junk_lines_test(reading, GOOD, JOB_LINES)

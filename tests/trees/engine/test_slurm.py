@@ -448,20 +448,22 @@ class TestTieRules:
 # §2.5 special cases
 
 
+# G (30 usage): g1 (1 share, 10), P (FairShare=parent, 20): p1 (1, 5), p2 (2, 15).
+PARENT_SHARES = [
+    account("G", usage=30),
+    user("G", "g1", 1, 10),
+    account("P", "G", USE_PARENT, 20),
+    user("P", "p1", 1, 5),
+    user("P", "p2", 2, 15),
+]
+
+
 class TestParentShares:
     def test_parent_account_users_join_the_grandparents_siblings(self):
         # root: G (30): g1 (1 share, 10), P (parent, 20): p1 (1, 5), p2 (2, 15).
         # G's fs children: g1, P, p1, p2; level shares 1 + 0 + 1 + 2 = 4.
         # LF: g1 0.25/(10/30) = 0.75, p1 0.25/(5/30) = 1.5, p2 0.5/(15/30) = 1.0, P NO_VAL.
-        tree = SlurmTree.build(
-            [
-                account("G", usage=30),
-                user("G", "g1", 1, 10),
-                account("P", "G", USE_PARENT, 20),
-                user("P", "p1", 1, 5),
-                user("P", "p2", 2, 15),
-            ]
-        )
+        tree = SlurmTree.build(PARENT_SHARES)
         metrics = compute(tree)
         g, g1, p = node(tree, "G"), node(tree, "G", "g1"), node(tree, "P")
         p1, p2 = node(tree, "P", "p1"), node(tree, "P", "p2")
@@ -719,11 +721,7 @@ class TestClassic:
         # H (3, 10): h1. G's fs children g1, p1, p2 share 4.
         tree = SlurmTree.build(
             [
-                account("G", usage=30),
-                user("G", "g1", 1, 10),
-                account("P", "G", USE_PARENT, 20),
-                user("P", "p1", 1, 5),
-                user("P", "p2", 2, 15),
+                *PARENT_SHARES,
                 account("H", shares=3, usage=10),
                 user("H", "h1", 1, 10),
             ]

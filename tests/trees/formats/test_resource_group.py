@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.trees.engine.conftest import FORUM_GROUPS
 from trees.engine.pbs import GroupDef
 from trees.formats.rejected import RejectedLine
 from trees.formats.resource_group import (
@@ -453,14 +454,7 @@ class TestExamples:
     def test_the_forum_example_reads_as_written(self) -> None:
         with (EXAMPLES / "forum_example" / "resource_group").open("rb") as stream:
             result = parse_resource_group(stream)
-        assert result.groups == [
-            GroupDef("group1", 10, "root", 40),
-            GroupDef("Bob", 11, "group1", 50),
-            GroupDef("Cathy", 12, "group1", 50),
-            GroupDef("group2", 20, "root", 60),
-            GroupDef("Suzy", 21, "group2", 60),
-            GroupDef("Scott", 22, "group2", 40),
-        ]
+        assert result.groups == list(FORUM_GROUPS)
 
     @pytest.mark.parametrize("example", ["seed_tree", "forum_example"])
     def test_formatting_an_example_reads_back_the_same_groups(self, example: str) -> None:

@@ -1,10 +1,14 @@
 """Fuzzing the sacctmgr dump reader: random bytes, and an example dump with its users' lines
 replaced (a Parent or Account line rightly places the lines after it)."""
 
-from hypothesis import given
-from hypothesis import strategies as st
-
-from tests.fuzzing import ANY_LINE, FUZZ, Reading, check_random_bytes, lines_of, mutations
+from tests.fuzzing import (
+    ANY_LINE,
+    Reading,
+    junk_lines_test,
+    lines_of,
+    lines_reading,
+    random_bytes_test,
+)
 from tests.trees.formats.test_sacctmgr_dump import EXAMPLE
 from trees.formats.sacctmgr_dump import parse_sacctmgr_dump
 
@@ -17,10 +21,7 @@ JUNK = ANY_LINE.map(lambda junk: junk.replace(b"\\", b"/"))
 
 def reading(data: bytes) -> Reading:
     parsed = parse_sacctmgr_dump(data)
-    kept: dict[int, list[object]] = {}
-    for number, association in parsed.entries:
-        kept.setdefault(number, []).append(association)
-    return Reading(kept, parsed.rejected)
+    return lines_reading(parsed.entries, parsed.rejected)
 
 
 def test_the_seed_reads_without_rejection() -> None:
@@ -28,13 +29,7 @@ def test_the_seed_reads_without_rejection() -> None:
     assert (len(seed.kept), seed.rejected, len(USERS)) == (6, [], 3)
 
 
-@FUZZ
-@given(st.binary(max_size=4000))
-def test_random_bytes_never_escape_and_every_rejection_says_why(data: bytes) -> None:
-    check_random_bytes(reading, data)
+test_random_bytes_never_escape_and_every_rejection_says_why = random_bytes_test(reading)
 
 
-@FUZZ
-@given(st.data())
-def test_good_lines_around_junk_read_as_before(data: st.DataObject) -> None:
-    mutations(reading, GOOD, USERS, JUNK)(data)
+test_good_lines_around_junk_read_as_before = junk_lines_test(reading, GOOD, USERS, JUNK)

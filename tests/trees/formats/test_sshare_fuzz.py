@@ -1,11 +1,8 @@
 """Fuzzing the sshare reader: random bytes, and the Fair Tree sample with users' rows replaced
 (an account's row rightly takes its users with it, so only users' rows are replaced)."""
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 from accounting.services.demo import DEMO_SAMPLES
-from tests.fuzzing import FUZZ, Reading, check_random_bytes, lines_of, mutations
+from tests.fuzzing import Reading, junk_lines_test, lines_of, lines_reading, random_bytes_test
 from trees.formats.sshare_read import read_sshare
 
 GOOD = (DEMO_SAMPLES / "fairtree/sshare.txt").read_bytes()
@@ -18,10 +15,7 @@ USERS = [
 
 def reading(data: bytes) -> Reading:
     parsed = read_sshare(data)
-    kept: dict[int, list[object]] = {}
-    for entry in parsed.entries:
-        kept.setdefault(entry.line, []).append(entry.association)
-    return Reading(kept, parsed.rejected)
+    return lines_reading(((e.line, e.association) for e in parsed.entries), parsed.rejected)
 
 
 def test_the_seed_reads_without_rejection() -> None:
@@ -29,13 +23,7 @@ def test_the_seed_reads_without_rejection() -> None:
     assert (len(seed.kept), seed.rejected, len(USERS)) == (18, [], 11)
 
 
-@FUZZ
-@given(st.binary(max_size=4000))
-def test_random_bytes_never_escape_and_every_rejection_says_why(data: bytes) -> None:
-    check_random_bytes(reading, data)
+test_random_bytes_never_escape_and_every_rejection_says_why = random_bytes_test(reading)
 
 
-@FUZZ
-@given(st.data())
-def test_good_rows_around_junk_read_as_before(data: st.DataObject) -> None:
-    mutations(reading, GOOD, USERS)(data)
+test_good_rows_around_junk_read_as_before = junk_lines_test(reading, GOOD, USERS)
