@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import accounting.job_rows as preparation_module
+import accounting.job_rows as job_rows
 from accounting.copy_text import JOB_COLUMNS
 from accounting.job_rows import (
     BATCH,
@@ -123,7 +123,7 @@ def test_a_helper_that_fails_says_why(tmp_path: Path) -> None:
 
 
 def test_a_helper_that_dies_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(preparation_module, "HELPER_CODE", "import os; os._exit(3)")
+    monkeypatch.setattr(job_rows, "HELPER_CODE", "import os; os._exit(3)")
     path = write_file(tmp_path, "d", day((1, "ann")))
     with prepared_files([path], preparation(), helpers=1) as files:
         ((_, batches),) = files

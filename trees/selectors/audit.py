@@ -36,3 +36,8 @@ def share_changes_get(
 def setting_changes_get(*, cluster: Cluster) -> QuerySet[SettingChange]:
     """The cluster's settings changes, newest first."""
     return SettingChange.objects.filter(cluster=cluster).select_related("changed_by")
+
+
+def share_changes_since_get(*, cluster: Cluster, since: datetime) -> list[ShareChange]:
+    """The changes made since a time (an edit's opening), oldest first: what an editor missed."""
+    return list(share_changes_get(cluster=cluster, since=since).order_by("changed_at", "id"))

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 
 from trees.engine.edit import ChildEdit, EditProblem, tree_version
 from trees.models import Cluster, ShareChange
-from trees.selectors.audit import share_changes_get
+from trees.selectors.audit import share_changes_since_get
 from trees.selectors.edit import pbs_edit_applied
 from trees.services.pbs_store import StoreSummary, pbs_tree_held
 
@@ -54,8 +54,7 @@ def tree_edit(
         raise ValidationError({"reason": "a reason is required"})
     with pbs_tree_held(cluster) as held:
         if tree_version(held.state.groups) != version:
-            since = share_changes_get(cluster=held.cluster, since=opened_at)
-            raise TreeChanged(list(since.order_by("changed_at", "id")))
+            raise TreeChanged(share_changes_since_get(cluster=held.cluster, since=opened_at))
         edited = pbs_edit_applied(held.state, edits)
         if edited.problems:
             raise EditRefused(edited.problems)

@@ -25,7 +25,7 @@ from trees.engine.pbs import ROOT_ALIAS, resource_group_parent
 from trees.explanations import EXPLANATIONS
 from trees.forms import NEW_ROWS, ChildForm, ChildFormSet, EditForm, edit_digest
 from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
-from trees.selectors.audit import share_changes_get
+from trees.selectors.audit import share_changes_get, share_changes_since_get
 from trees.selectors.edit import tree_edit_preview_get
 from trees.selectors.nodes import (
     defined_children_get,
@@ -213,7 +213,7 @@ def _changed(
         "The tree changed while you edited it: nothing was saved. The form now shows the tree"
         " as it is; your rows are listed below it to redo."
     )
-    changes = list(share_changes_get(cluster=cluster, since=opened_at).order_by("changed_at"))
+    changes = share_changes_since_get(cluster=cluster, since=opened_at)
     return _page(request, cluster, node, forms, changes_since=changes, yours=edits)
 
 
