@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from trees.bulk import collector_paused
 from trees.engine.edit import tree_version
 from trees.engine.pbs import TREEROOT, GroupDef, PbsTree, UsageRecord, resource_group_parent
 from trees.engine.times import epoch_seconds
@@ -37,6 +38,7 @@ def pbs_state_get(*, cluster: Cluster) -> PbsState:
     return pbs_state_of(cluster, stored_nodes_get(cluster=cluster))
 
 
+@collector_paused()  # 100,000 nodes' objects made at once: see trees/bulk.py
 def pbs_state_of(cluster: Cluster, nodes: Sequence[StoredNode]) -> PbsState:
     """The state of the cluster whose nodes are `nodes` as stored (a store reads them once)."""
     names = {node.id: node.name for node in nodes}

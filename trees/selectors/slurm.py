@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from trees.bulk import collector_paused
 from trees.engine.slurm import USE_PARENT, Algorithm, AssociationDef, SlurmTree, compute
 from trees.formats.sshare import columns_for, format_sshare, sshare_rows
 from trees.models import Cluster, Node, NodeKind
@@ -25,6 +26,7 @@ def slurm_state_get(*, cluster: Cluster) -> SlurmState:
     return slurm_state_of(cluster, stored_nodes_get(cluster=cluster, slurm=True))
 
 
+@collector_paused()  # 100,000 nodes' objects made at once: see trees/bulk.py
 def slurm_state_of(cluster: Cluster, nodes: Sequence[StoredNode]) -> SlurmState:
     """The state of the cluster whose nodes are `nodes` as stored (a store reads them once)."""
     names = {node.id: node.name for node in nodes}

@@ -19,7 +19,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from trees.bulk import rows_update
+from trees.bulk import collector_paused, rows_update
 from trees.engine.pbs import resource_group_parent
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler, ShareChange
 from trees.selectors.nodes import (
@@ -100,6 +100,7 @@ def cluster_nodes_locked(cluster: Cluster) -> Iterator[tuple[Cluster, list[Store
         yield cluster, stored_nodes_get(cluster=cluster, slurm=slurm)
 
 
+@collector_paused()  # 100,000 nodes' objects made at once: see trees/bulk.py
 def nodes_sync(
     cluster: Cluster,
     stored: Sequence[StoredNode],
