@@ -93,14 +93,17 @@ class NodesDiff:
 @contextmanager
 def cluster_nodes_locked(cluster: Cluster) -> Iterator[tuple[Cluster, list[StoredNode]]]:
     """The cluster's row locked for the transaction, and its nodes as stored, read once: what
-    a store's state comes from and what nodes_sync compares with."""
-    with transaction.atomic():
+    a store's state comes from and what nodes_sync compares with.
+
+    What is done on them makes objects for every node of trees of 100,000 (rows, groups,
+    records, the engine's tree): the cyclic garbage collector is paused until it is done.
+    """
+    with collector_paused(), transaction.atomic():
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
         slurm = cluster.scheduler == Scheduler.SLURM
         yield cluster, stored_nodes_get(cluster=cluster, slurm=slurm)
 
 
-@collector_paused()  # 100,000 nodes' objects made at once: see trees/bulk.py
 def nodes_sync(
     cluster: Cluster,
     stored: Sequence[StoredNode],
