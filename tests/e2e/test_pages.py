@@ -116,3 +116,19 @@ def test_alice_uploads_a_resource_group_previews_it_and_applies_it(
     alice.get_by_label("Reason").fill("back as it was")
     alice.get_by_role("button", name="Apply to whitepaper").click()
     expect(alice.get_by_role("heading", name="Imported into whitepaper")).to_be_visible()
+
+
+def test_alice_sets_a_cluster_s_decay_with_a_reason(alice: Page) -> None:
+    alice.goto("/clusters/forum/")
+    alice.get_by_role("link", name="Settings").click()
+    expect(alice.get_by_role("heading", level=1)).to_have_text("Settings of forum")
+    expect(alice.get_by_label("decay_time (s)")).to_have_value("86400")
+    alice.get_by_label("decay_time (s)").fill("43200")
+    alice.get_by_label("Reason").fill("faster recovery, policy of 2026-11")
+    alice.get_by_role("button", name="Save").click()
+    expect(alice.get_by_role("status")).to_contain_text("Saved: decay_interval")
+    changes = alice.locator("table.audit tbody tr")
+    expect(changes).to_have_count(1)
+    expect(changes.first).to_contain_text("86400 s → 43200 s")
+    expect(changes.first).to_contain_text("faster recovery, policy of 2026-11")
+    shot(alice, "settings-forum")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -81,8 +82,8 @@ def cluster_settings_set(
                 SettingChange(
                     cluster=cluster,
                     setting=setting,
-                    old_value=str(old),
-                    new_value=str(values[setting]),
+                    old_value=_setting_text(old),
+                    new_value=_setting_text(values[setting]),
                     changed_by=user,
                     changed_at=now,
                     reason=reason,
@@ -93,6 +94,16 @@ def cluster_settings_set(
             cluster.save(update_fields=[change.setting for change in changes])
             SettingChange.objects.bulk_create(changes)
     return changes
+
+
+def _setting_text(value: object) -> str:
+    """A setting as the audit shows it: times in seconds, switches on or off."""
+    if isinstance(value, timedelta):
+        seconds = value.total_seconds()
+        return f"{int(seconds) if seconds.is_integer() else seconds} s"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
 
 
 def job_sort_formula_set(*, cluster: Cluster, formula: str) -> None:

@@ -47,8 +47,8 @@ def test_an_admin_sets_private_usage_and_the_decay_with_a_reason(
         "setting", "old_value", "new_value", "reason", "changed_by__username"
     ))  # fmt: skip
     assert changes == [
-        ("decay_interval", "1 day, 0:00:00", "12:00:00", "policy of 2026-11", "alice"),
-        ("private_usage", "False", "True", "policy of 2026-11", "alice"),
+        ("decay_interval", "86400 s", "43200 s", "policy of 2026-11", "alice"),
+        ("private_usage", "off", "on", "policy of 2026-11", "alice"),
     ]
     page = client.get("/clusters/hpc/settings/")
     assert "policy of 2026-11" in page.content.decode()
@@ -89,7 +89,7 @@ def test_a_slurm_cluster_offers_slurm_s_settings_only(pbs: Cluster) -> None:
         user=None,
     )
     assert [(c.setting, c.old_value, c.new_value) for c in changes] == [
-        ("priority_decay_half_life", "7 days, 0:00:00", "14 days, 0:00:00")
+        ("priority_decay_half_life", "604800 s", "1209600 s")
     ]
 
 
