@@ -5,19 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from django.core.exceptions import BadRequest
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import BadRequest, PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.cache import patch_cache_control
 
-from fairshare_site.errors import GENERIC_400, error_response
+from fairshare_site.errors import GENERIC_400, error_response, page_not_found, permission_denied
 
 GetResponse = Callable[[HttpRequest], HttpResponse]
 
 
-class BadRequestMiddleware:
-    """A BadRequest raised by a view (BadParameter among them) becomes a 400 naming what was
-    wrong, escaped in the site's page or as JSON, in DEBUG too (where Django would show its
-    technical page, and HTML to a JSON reader)."""
+class ErrorAnswersMiddleware:
+    """What a view raises about the request becomes the site's answer, in DEBUG too (where
+    Django would show its technical page, and HTML to a JSON reader): a BadRequest
+    (BadParameter among them) a 400 naming what was wrong; a missing cluster or node (Http404)
+    the site's 404; a refusal (PermissionDenied) the site's 403 with its reason, logged as one
+    line, never with a traceback. Always escaped in the site's page, or as JSON."""
 
     def __init__(self, get_response: GetResponse) -> None:
         self.get_response = get_response
@@ -26,6 +28,10 @@ class BadRequestMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, Http404):
+            return page_not_found(request, exception)
+        if isinstance(exception, PermissionDenied):
+            return permission_denied(request, exception)
         if not isinstance(exception, BadRequest):
             return None
         parameter = getattr(exception, "parameter", None)

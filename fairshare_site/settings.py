@@ -69,7 +69,7 @@ MIDDLEWARE = [
     "fairshare_site.middleware.PrivateAnswersMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "fairshare_site.middleware.BadRequestMiddleware",
+    "fairshare_site.middleware.ErrorAnswersMiddleware",
     # Last, as django-axes asks: it answers the login attempts its backend refused.
     "axes.middleware.AxesMiddleware",
 ]

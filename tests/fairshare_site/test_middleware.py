@@ -1,5 +1,8 @@
 """Every answer carries the security headers; those that need a login are never cached."""
 
+import logging
+from typing import Any
+
 import pytest
 from django.test import Client
 
@@ -55,3 +58,27 @@ def test_pages_have_no_inline_script(client: Client) -> None:
         assert not any(inline in body for inline in ("<script>", "onclick=", "onload=")), path
         data = body.count('type="application/json">')  # json_script: data, never run
         assert body.count("<script") == body.count("<script src=") + data, path
+
+
+def test_a_missing_cluster_or_node_and_a_refusal_are_the_site_s_pages_with_debug_on(
+    client: Client, settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings.DEBUG = True  # the embedded default's: Django would show its technical pages
+    login(client, "ann")
+    for path in ("/clusters/nope/", "/clusters/whitepaper/nodes/999999/"):
+        page = client.get(path)
+        assert page.status_code == 404
+        text = page.content.decode()
+        assert "Fairshare dashboard" in text, path
+        assert "Back to the clusters" in text, path
+        assert "Using the URLconf" not in text  # not Django's page listing every URL
+    assert client.get("/clusters/whitepaper/nodes/999999/history.json").json() == {
+        "error": "There is no such page, or it is not one you can see."
+    }
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="django.request"):
+        page = client.get("/clusters/whitepaper/audit/")
+    assert page.status_code == 403
+    assert "the audit trail is for admins" in page.content.decode()
+    assert "Back to the clusters" in page.content.decode()
+    assert [record.exc_info for record in caplog.records] == [None]  # one line, no traceback
