@@ -4,6 +4,7 @@ is good), and the sentences that explain a comparison or a recovery."""
 from __future__ import annotations
 
 from trees.engine.pbs import TREEROOT
+from trees.quantities import percent_text
 from trees.selectors.compare import PbsComparison, SlurmComparison
 from trees.selectors.standing import RecoveryProjection
 
@@ -75,7 +76,7 @@ def pbs_comparison_explained(comparison: PbsComparison, unit: str) -> list[str]:
         (comparison.child_b, comparison.usage_b, comparison.perc_b),
     ]
     said = " with ".join(
-        f"{name} (usage {usage:.0f} for a target of {perc:.3%}"
+        f"{name} (usage {usage:,.0f} for a target of {percent_text(perc)} %"
         + (f", usage/perc {usage / perc:.1f})" if perc > 0 else ", no target share)")
         for name, usage, perc in sides
     )
@@ -99,12 +100,13 @@ def pbs_comparison_explained(comparison: PbsComparison, unit: str) -> list[str]:
     ratio = win[1] / win[2]
     more = lose[1] / lose[2] * win[2] - win[1]
     changes = [
-        f"{lose[0]}'s usage falling below {ratio * lose[2]:.1f} (decay lowers it while it"
+        f"{lose[0]}'s usage falling below {ratio * lose[2]:,.1f} (decay lowers it while it"
         " does not run)",
-        f"{win[0]} using more than {more:.1f} more ({unit})",
+        f"{win[0]} using more than {more:,.1f} more ({unit})",
     ]
     if ratio > 0:  # with no usage at all the winner keeps winning whatever the target
-        changes.append(f"{lose[0]}'s target share rising above {lose[1] / ratio:.3%}")
+        above = percent_text(lose[1] / ratio)
+        changes.append(f"{lose[0]}'s target share rising above {above} %")
     return [
         *lines,
         f"The lower usage/perc is more deserving, so {comparison.winner} is more deserving than"

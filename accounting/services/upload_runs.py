@@ -22,9 +22,9 @@ from accounting.models import (
     UploadState,
 )
 from accounting.services.site_files import FilesImport, ImportReject, SiteFile, site_files_import
-from trees.engine.edit import standing_row
 from trees.formats.resource_group import parse_resource_group
 from trees.models import Cluster, NodeOrigin, Scheduler
+from trees.quantities import standing_row
 from trees.selectors.edit import resource_group_preview_get
 
 logger = logging.getLogger(__name__)

@@ -30,7 +30,9 @@
       hovermode: "x unified",
     });
     const line = (name, values) => ({ type: "scatter", mode: "lines", name, x: data.at, y: values });
-    Plotly.react("history-usage", [line("usage", data.usage)], layout("Usage"), { displaylogo: false });
+    const usageLayout = layout("Usage");
+    usageLayout.yaxis = { title: { text: box.dataset.unit } };
+    Plotly.react("history-usage", [line("usage", data.usage)], usageLayout, { displaylogo: false });
     const standing = slurm
       ? [line("Level FS", data.level_fs.map((v) => (v === "inf" ? null : v))), line("FairShare", data.fairshare_factor)]
       : [

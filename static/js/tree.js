@@ -73,6 +73,15 @@
     return number.toFixed(digits);
   }
 
+  // A target share as pbsfs -g prints it: PBS multiplies its float32 share by 100 in float32
+  // (trees/quantities.py says the same for the pages); Slurm's shares are doubles.
+  function percent(fraction) {
+    if (fraction === null || fraction === undefined) return "";
+    return (slurm ? fraction * 100 : Math.fround(Math.fround(fraction) * 100)).toFixed(6);
+  }
+
+  const thousands = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+
   const columns = slurm
     ? [["norm_shares", 6], ["effectv_usage", 6], ["level_fs", 6], ["fairshare", 6], ["rank", 0]]
     : [["usage_perc", 1], ["fairshare_tree_usage", 6], ["fairshare_factor", 6]];
@@ -119,9 +128,9 @@
     const cells = [
       doc.kind,
       doc.shares === null ? "" : String(doc.shares),
-      shown(doc.fairshare_perc * 100, 3),
-      shown(doc.usage, 0),
-      shown((100 * doc.usage) / rootUsage, 3),
+      percent(doc.fairshare_perc),
+      thousands.format(doc.usage),
+      ((100 * doc.usage) / rootUsage).toFixed(6),
       ...columns.map(([key, digits]) => shown(value(doc, key), digits)),
     ];
     for (const text of cells) {
@@ -178,6 +187,27 @@
     return doc.fairshare_factor;
   }
 
+  // The colour in words, as the hover says it: what it is, and which side of the target.
+  function colourSaid(doc, by) {
+    if (by === "ratio") {
+      if (!(doc.fairshare_perc > 0)) return "no target share";
+      const ratio = doc.usage / rootUsage / doc.fairshare_perc;
+      return `usage ${ratio.toFixed(2)} × target (${side(1 - ratio)})`;
+    }
+    if (slurm) {
+      const lfs = doc.level_fs;
+      if (lfs === null || lfs === undefined) return "no Level FS (Slurm leaves it unset here)";
+      if (lfs === "inf") return "Level FS inf (no usage: under target)";
+      return `Level FS ${lfs.toFixed(2)} (${side(lfs - 1)})`;
+    }
+    return `factor ${doc.fairshare_factor.toFixed(2)} (${side(doc.fairshare_factor - 0.5)})`;
+  }
+
+  function side(aboveOnTarget) {
+    if (aboveOnTarget > 0) return "under target";
+    return aboveOnTarget < 0 ? "over target" : "on target";
+  }
+
   // ColorBrewer's RdYlGn: plotly.js knows no such name and would fall back to its reds.
   const RED_YELLOW_GREEN = [
     [0, "#d73027"],
@@ -220,7 +250,8 @@
             showscale: true,
             colorbar: { title: { text: by === "ratio" ? "usage / target" : slurm ? "Level FS" : "factor" } },
           },
-          hovertemplate: "%{label}<br>target %{value:.3%}<br>colour %{color:.4f}<extra></extra>",
+          customdata: docs.map((doc) => [percent(doc.fairshare_perc), colourSaid(doc, by)]),
+          hovertemplate: "%{label}<br>target %{customdata[0]} %<br>%{customdata[1]}<extra></extra>",
           maxdepth: 3,
         },
       ],

@@ -17,6 +17,6 @@
     height: 360,
     margin: { t: 20, l: 70, r: 20, b: 40 },
     hovermode: "x unified",
-    yaxis: { title: { text: "usage" } },
+    yaxis: { title: { text: `usage (${data.unit}, decayed)` } },
   }, { displaylogo: false });
 })();

@@ -12,7 +12,7 @@ def org_usages(page: Page) -> list[float]:
     cells = [
         row.locator("td").all_inner_texts() for row in page.locator("#tree-table tbody tr").all()
     ]
-    return [float(row[4]) for row in cells[1:] if row[1] == "organization"]
+    return [float(row[4].replace(",", "")) for row in cells[1:] if row[1] == "organization"]
 
 
 def test_the_index_lists_every_cluster_with_its_scheduler_listing(alice: Page) -> None:
@@ -129,3 +129,26 @@ def test_an_answer_that_fails_says_so_on_the_page_and_keeps_the_tree(bob: Page) 
     bob.get_by_label("Search by name").fill("genomic")  # a new answer clears the message
     expect(bob.locator("#tree-table tr.found")).to_contain_text("genomics")
     expect(bob.locator("#tree-status")).to_be_hidden()
+
+
+def test_targets_read_as_pbsfs_prints_them_and_the_hover_names_the_colour(bob: Page) -> None:
+    """The white paper's B2 holds 20 of the root's 100 shares (unknown has 10): 20.000000 %, a
+    group's own target in the hover, not what its children leave of it."""
+    bob.goto("/clusters/whitepaper/")
+    row = bob.locator("#tree-table tbody tr").filter(has=bob.get_by_role("link", name="B2"))
+    expect(row.locator("td").nth(3)).to_have_text("20.000000")
+    expect(bob.locator("#tree-table th[data-key=usage]")).to_have_text("Usage (CPU-seconds)")
+    expect(bob.locator("#tree-chart g.slice").first).to_be_visible()
+    hovers = bob.evaluate(
+        "() => { const trace = document.getElementById('tree-chart').data[0];"
+        " return Object.fromEntries(trace.labels.map((name, i) => [name, trace.customdata[i]])); }"
+    )
+    target, colour = hovers["B2"]
+    assert target == "20.000000"
+    assert re.fullmatch(r"factor 0\.\d\d \((under|over|on) target\)", colour), colour
+    bob.get_by_label("usage against target").check()
+    hovers = bob.evaluate(
+        "() => document.getElementById('tree-chart').data[0].customdata.map((data) => data[1])"
+    )
+    assert any(re.fullmatch(r"usage \d+\.\d\d × target \((under|over) target\)", h) for h in hovers)
+    shot(bob, "cluster-whitepaper")

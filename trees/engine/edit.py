@@ -24,7 +24,6 @@ from trees.engine.pbs import (
     PbsTree,
     compute,
     definition_order,
-    percent,
 )
 from trees.engine.tree import ROOT
 
@@ -314,35 +313,6 @@ def standing_changes(
                 )
             )
     return changes
-
-
-def standing_row(change: StandingChange) -> dict[str, str | bool]:
-    """A preview line as pbsfs prints percentages (float32 × 100, 3 places) and factors."""
-
-    def perc(value: float | None) -> str:
-        return "" if value is None else f"{percent(value):.3f}%"
-
-    def factor(value: float | None) -> str:
-        return "" if value is None else f"{value:.6f}"
-
-    before, after = change.factor_before, change.factor_after
-    if before is None:
-        trend = "new"
-    elif after is None:
-        trend = "removed"
-    else:
-        trend = "better" if after > before else "worse" if after < before else "same"
-    return {
-        "name": change.name,
-        "was": change.old_name if change.old_name != change.name else "",
-        "parent": change.parent,
-        "leaf": change.leaf,
-        "perc_before": perc(change.perc_before),
-        "perc_after": perc(change.perc_after),
-        "factor_before": factor(before),
-        "factor_after": factor(after),
-        "trend": trend,
-    }
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,12 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 
 from trees.access import access_get
-from trees.engine.edit import WHOLE_EDIT, ChildEdit, EditProblem, standing_row
+from trees.engine.edit import WHOLE_EDIT, ChildEdit, EditProblem
 from trees.engine.pbs import ROOT_ALIAS, resource_group_parent
 from trees.explanations import EXPLANATIONS
 from trees.forms import NEW_ROWS, ChildForm, ChildFormSet, EditForm, edit_digest
 from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
+from trees.quantities import standing_row
 from trees.selectors.audit import share_changes_get, share_changes_since_get
 from trees.selectors.edit import tree_edit_preview_get
 from trees.selectors.nodes import (

@@ -18,6 +18,7 @@ from trees.engine.pbs import ROOT_ALIAS
 from trees.engine.ranking import furthest_over_target
 from trees.explanations import EXPLANATIONS, recovery_sentence
 from trees.models import Cluster, NodeOrigin, Scheduler
+from trees.quantities import cluster_usage_unit
 from trees.selectors.clusters import clusters_list
 from trees.selectors.listings import cluster_listing_get
 from trees.selectors.nodes import NodeValues, children_get, node_names_get, siblings_named_get
@@ -63,6 +64,7 @@ def cluster_overview(request: HttpRequest, name: str) -> HttpResponse:
         {
             "cluster": cluster,
             "slurm": cluster.scheduler == Scheduler.SLURM,
+            "unit": cluster_usage_unit(cluster),
             "manages": bool(access.admin or access.managed),
             "admin": access.admin,
             "explain": EXPLANATIONS,
@@ -144,6 +146,7 @@ def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
             and cluster.scheduler == Scheduler.PBS
             and (node.parent_id is None or node.origin == NodeOrigin.DEFINED),
             "slurm": cluster.scheduler == Scheduler.SLURM,
+            "unit": cluster_usage_unit(cluster),
             "ranges": [*HISTORY_RANGES, "all"],
             "explain": EXPLANATIONS,
         },

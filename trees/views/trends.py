@@ -12,7 +12,8 @@ from django.utils import timezone
 from accounting.selectors import Trends, trends_get
 from trees.access import Access, access_get
 from trees.explanations import EXPLANATIONS
-from trees.models import Cluster, Node
+from trees.models import Cluster, Node, Scheduler
+from trees.quantities import cluster_usage_unit, percent_text
 from trees.views.lookup import cluster_or_404, node_view
 from trees.views.parameters import HISTORY_RANGES, choice_parameter, id_parameter
 
@@ -44,8 +45,11 @@ def trends_page(request: HttpRequest, name: str) -> HttpResponse:
             "span": span,
             "ranges": [*HISTORY_RANGES, "all"],
             "trends": trends,
+            "slurm": cluster.scheduler == Scheduler.SLURM,
+            "unit": cluster_usage_unit(cluster),
             "shares": [(child, trends.usage_share(child)) for child in trends.children],
             "series": {
+                "unit": cluster_usage_unit(cluster).name,
                 "at": [moment.isoformat() for moment in trends.at],
                 "series": [
                     {"name": child.name, "usage": trends.usage[child.pk]}
@@ -59,13 +63,13 @@ def trends_page(request: HttpRequest, name: str) -> HttpResponse:
 
 def _csv(cluster: Cluster, node: Node, span: str, trends: Trends) -> HttpResponse:
     """What the page shows, in three sections told apart by the first column: `usage` (time,
-    child, decayed usage), `share` (child, target share, share of usage) and `top` (entity,
-    jobs, core-hours, usage)."""
+    child, decayed usage), `share` (child, target share and share of usage as percents, as the
+    page shows them) and `top` (entity, jobs, core-hours, usage)."""
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     filename = f"{cluster.name}-{node.name}-trends-{span}.csv"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     out = csv.writer(response)
-    out.writerow(["section", "at", "name", "usage", "target_share", "usage_share", "jobs",
+    out.writerow(["section", "at", "name", "usage", "target_percent", "usage_percent", "jobs",
                   "core_hours"])  # fmt: skip
     for child in trends.children:
         for moment, value in zip(trends.at, trends.usage[child.pk], strict=True):
@@ -73,8 +77,9 @@ def _csv(cluster: Cluster, node: Node, span: str, trends: Trends) -> HttpRespons
                 out.writerow(["usage", moment.isoformat(), child.name, repr(value), "", "", "", ""])
     for child in trends.children:
         share = trends.usage_share(child)
-        out.writerow(["share", "", child.name, repr(child.usage), repr(child.group_perc),
-                      repr(share), "", ""])  # fmt: skip
+        target = percent_text(child.group_perc, slurm=cluster.scheduler == Scheduler.SLURM)
+        out.writerow(["share", "", child.name, repr(child.usage), target,
+                      percent_text(share, slurm=True), "", ""])  # fmt: skip
     for row in trends.top:
         out.writerow(["top", "", row.key, repr(row.usage), "", "", row.jobs,
                       repr(row.core_hours)])  # fmt: skip

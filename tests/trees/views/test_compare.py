@@ -43,17 +43,18 @@ def test_the_answer_is_what_the_real_pbsfs_c_printed(
 def test_the_deciding_level_and_what_would_change_it_by_hand(client: Client) -> None:
     """White paper, L5 against L1: decided at the root between B2 (401 / 0.2 = 2005) and B1
     (201 / 0.1 = 2010). B1 would win below 2005 × 0.1 = 200.5, or with B2 above 2010 × 0.2 =
-    402, one more; or with a target above 201 / 2005 = 10.025%."""
+    402, one more; or with a target above 201 / 2005 = 10.024938 %."""
     login(client, "ann")
     text = answer(client, "whitepaper", "L5", "L1")
     assert "At the root, their first common ancestor, pbsfs compares B2 (usage 401 for a" in text
     assert (
-        "target of 20.000%, usage/perc 2005.0) with B1 (usage 201 for a target of 10.000%," in text
+        "target of 20.000000 %, usage/perc 2005.0) with B1 (usage 201 for a target of 10.000000 %,"
+        in text
     )
     assert "L5 is more deserving than L1" in text
     assert "B1's usage falling below 200.5" in text
     assert "B2 using more than 1.0 more (cput)" in text
-    assert "target share rising above 10.025%" in text
+    assert "target share rising above 10.024938 %" in text  # 201 / 2005, as pbsfs prints it
 
 
 @pytest.mark.usefixtures("samples")

@@ -91,9 +91,9 @@ def test_preview_shows_every_changed_standing_and_saves_nothing(alice: Client) -
     page = text(response)
     assert "1 entity and 0 groups change" not in page
     assert "2 entities and 0 groups change" in page
-    # pbsfs percentages: L1 10.000% -> 5.000%, L2 0.000% -> 5.000%; factors from the engine.
-    assert re.search(r"L1 B1 10\.000% 5\.000% 0\.\d{6} 0\.\d{6} ↓ less deserving", page)
-    assert re.search(r"L2 B1 0\.000% 5\.000% 0\.000000 0\.\d{6} ↑ more deserving", page)
+    # pbsfs -g's percentages: L1 10.000000 % -> 5.000000 %, L2 0 -> 5; factors from the engine.
+    assert re.search(r"L1 B1 10\.000000 % 5\.000000 % 0\.\d{6} 0\.\d{6} ↓ less deserving", page)
+    assert re.search(r"L2 B1 0\.000000 % 5\.000000 % 0\.000000 0\.\d{6} ↑ more deserving", page)
     assert "Save this edit" in page
     assert node("whitepaper", "L2").shares == 0
     assert not ShareChange.objects.filter(reason__startswith="policy").exists()

@@ -348,3 +348,17 @@ def test_the_recovery_projection_starts_at_the_stored_factor_and_says_when(
     fairtree = Node.objects.filter(cluster__name="fairtree").first()
     assert fairtree is not None
     assert client.get(f"/clusters/fairtree/nodes/{fairtree.pk}/recovery.json").status_code == 404
+
+
+@pytest.mark.usefixtures("samples")
+def test_a_node_page_reads_targets_as_pbsfs_g_and_usage_with_its_unit(client: Client) -> None:
+    """The white paper's L5: pbsfs -g prints `Percentage: 10.000001%`; its usage is cput."""
+    login(client, "ann")
+    l5 = node("whitepaper", "L5")
+    text = client.get(f"/clusters/whitepaper/nodes/{l5.pk}/").content.decode()
+    assert "<td>10.000001</td>" in text
+    assert "Usage (CPU-seconds)" in text
+    assert "Target share 10.000001 % of the machine; usage 100 CPU-seconds (0.0 CPU-hours)" in text
+    b3 = node("whitepaper", "B3")
+    text = client.get(f"/clusters/whitepaper/nodes/{b3.pk}/").content.decode()
+    assert "<td>10.000001</td><td>100</td>" in text  # L5 among B3's children

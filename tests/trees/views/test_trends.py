@@ -13,6 +13,7 @@ from django.utils import timezone
 from accounting.models import Job, NodeHistory
 from tests.cast import login, node
 from trees.models import Node
+from trees.quantities import percent_text
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
@@ -57,8 +58,8 @@ def test_the_csv_holds_the_series_the_shares_and_the_top_consumers(client: Clien
     )
     assert response["Content-Disposition"] == 'attachment; filename="hpc-physics-trends-7d.csv"'
     rows = list(csv.reader(io.StringIO(response.content.decode())))
-    assert rows[0] == ["section", "at", "name", "usage", "target_share", "usage_share", "jobs",
-                       "core_hours"]  # fmt: skip
+    assert rows[0] == ["section", "at", "name", "usage", "target_percent", "usage_percent",
+                       "jobs", "core_hours"]  # fmt: skip
     usage = [
         (row[2], float(row[3]))
         for row in rows
@@ -72,8 +73,9 @@ def test_the_csv_holds_the_series_the_shares_and_the_top_consumers(client: Clien
     assert set(shares) == {child.name for child in children}
     for child in children:
         assert float(shares[child.name][3]) == child.usage
-        assert float(shares[child.name][4]) == child.group_perc
-        assert float(shares[child.name][5]) == pytest.approx(child.usage / total)
+        assert shares[child.name][4] == percent_text(child.group_perc)  # as pbsfs prints it
+        assert float(shares[child.name][4]) == pytest.approx(child.group_perc * 100, abs=1e-5)
+        assert float(shares[child.name][5]) == pytest.approx(100 * child.usage / total, abs=1e-5)
     top = [row for row in rows if row[0] == "top"]
     week_ago = timezone.now() - timedelta(days=7)
     charged = Job.objects.filter(node__parent=physics, end__gte=week_ago).exclude(state="R")

@@ -1,0 +1,121 @@
+"""How each quantity reads wherever the dashboard shows it (pages, the icicle, trends and their
+CSV): a target share as a percent with PBS's precision, usage with its unit.
+
+Pure Python, as the engine: the template filters and the scripts say the same thing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+from trees.engine.edit import StandingChange
+from trees.engine.pbs import percent
+
+
+def percent_text(fraction: float | None, *, slurm: bool = False) -> str:
+    """A share as a percent, as pbsfs -g prints a target ("%f" of tree_percentage × 100, the
+    multiply in float32): the white paper's L5, 0.1 of the machine, reads 10.000001. Slurm's
+    shares are doubles, multiplied as doubles. "" for no value."""
+    if fraction is None:
+        return ""
+    return f"{fraction * 100 if slurm else percent(fraction):f}"
+
+
+@dataclass(frozen=True)
+class UsageUnit:
+    """What a stored usage number counts, and the larger unit people read it in."""
+
+    name: str  # of the stored number: "core-seconds"
+    human: str = ""  # "core-hours"; "" when there is no other form
+    per_human: float = 1.0  # stored units in one human unit
+
+
+class _Cluster(Protocol):
+    @property
+    def scheduler(self) -> str: ...
+    @property
+    def fairshare_usage_res(self) -> str: ...
+
+
+# PBS's usage formulas the dashboard can name (spaces aside), by the resource they count;
+# walltime and cput are seconds in a formula.
+_PBS_UNITS = {
+    "ncpus*walltime": UsageUnit("core-seconds", "core-hours", 3600),
+    "walltime*ncpus": UsageUnit("core-seconds", "core-hours", 3600),
+    "ngpus*walltime": UsageUnit("GPU-seconds", "GPU-hours", 3600),
+    "walltime*ngpus": UsageUnit("GPU-seconds", "GPU-hours", 3600),
+    "cput": UsageUnit("CPU-seconds", "CPU-hours", 3600),
+    "walltime": UsageUnit("walltime seconds", "walltime hours", 3600),
+}
+# Slurm's raw usage: billable TRES times seconds, decayed; sshare's TRES columns are minutes.
+SLURM_UNIT = UsageUnit("TRES-seconds", "TRES-minutes", 60)
+
+
+def usage_unit(formula: str, *, slurm: bool = False) -> UsageUnit:
+    """The unit of a cluster's usage: Slurm's billing TRES-seconds, or what PBS's
+    fairshare_usage_res counts; a formula it cannot name is "usage units of `<formula>`"."""
+    if slurm:
+        return SLURM_UNIT
+    known = _PBS_UNITS.get(re.sub(r"\s+", "", formula))
+    return known or UsageUnit(f"usage units of `{formula}`")
+
+
+def cluster_usage_unit(cluster: _Cluster) -> UsageUnit:
+    """The unit of a cluster's usage (anything with its scheduler and usage formula)."""
+    return usage_unit(cluster.fairshare_usage_res, slurm=cluster.scheduler == "slurm")
+
+
+def usage_text(value: float | None, unit: UsageUnit) -> str:
+    """`1,234,567 core-seconds (342.9 core-hours)`; "" for no value."""
+    if value is None:
+        return ""
+    text = f"{value:,.0f} {unit.name}"
+    if unit.human:
+        text += f" ({value / unit.per_human:,.1f} {unit.human})"
+    return text
+
+
+def usage_number(value: float | None) -> str:
+    """A usage as a table's cell shows it, its unit in the column's head: `1,234,567`."""
+    return "" if value is None else f"{value:,.0f}"
+
+
+def standing_row(change: StandingChange) -> dict[str, str | bool]:
+    """A preview line of an edit's changes: targets as pbsfs -g prints them, and factors."""
+
+    def perc(value: float | None) -> str:
+        return "" if value is None else f"{percent_text(value)} %"
+
+    def factor(value: float | None) -> str:
+        return "" if value is None else f"{value:.6f}"
+
+    before, after = change.factor_before, change.factor_after
+    if before is None:
+        trend = "new"
+    elif after is None:
+        trend = "removed"
+    else:
+        trend = "better" if after > before else "worse" if after < before else "same"
+    return {
+        "name": change.name,
+        "was": change.old_name if change.old_name != change.name else "",
+        "parent": change.parent,
+        "leaf": change.leaf,
+        "perc_before": perc(change.perc_before),
+        "perc_after": perc(change.perc_after),
+        "factor_before": factor(before),
+        "factor_after": factor(after),
+        "trend": trend,
+    }
+
+
+@dataclass(frozen=True)
+class EntryChange:
+    """One resource_group entry a new file changes, in words (the import's preview)."""
+
+    name: str
+    change: str  # "added", "removed", "renamed", or "moved", "re-shared", "now a group"...
+    before: str  # where and with what shares it was; "" when new
+    after: str  # where and with what shares it will be; "" when removed

@@ -1,0 +1,1 @@
+"""Template filters of the trees app."""

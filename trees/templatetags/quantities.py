@@ -1,0 +1,29 @@
+"""The pages' filters for trees/quantities.py: `{{ node.fairshare_perc|target_percent:slurm }}`,
+`{{ node.usage|usage:unit }}`, `{{ node.usage|usage_number }}`."""
+
+from __future__ import annotations
+
+from django import template
+
+from trees.quantities import UsageUnit, percent_text, usage_number, usage_text
+
+register = template.Library()
+
+
+@register.filter
+def target_percent(fraction: float | None, slurm: bool = False) -> str:
+    return percent_text(fraction, slurm=bool(slurm))
+
+
+@register.filter
+def share_percent(fraction: float | None) -> str:
+    """A share the dashboard computes itself (of usage, as a double) as a percent."""
+    return percent_text(fraction, slurm=True)
+
+
+@register.filter
+def usage(value: float | None, unit: UsageUnit) -> str:
+    return usage_text(value, unit)
+
+
+register.filter("usage_number", usage_number)
