@@ -109,13 +109,3 @@ def standing_row(change: StandingChange) -> dict[str, str | bool]:
         "factor_after": factor(after),
         "trend": trend,
     }
-
-
-@dataclass(frozen=True)
-class EntryChange:
-    """One resource_group entry a new file changes, in words (the import's preview)."""
-
-    name: str
-    change: str  # "added", "removed", "renamed", or "moved", "re-shared", "now a group"...
-    before: str  # where and with what shares it was; "" when new
-    after: str  # where and with what shares it will be; "" when removed
