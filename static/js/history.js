@@ -15,24 +15,67 @@
       x1: event.at,
       y0: 0,
       y1: 1,
-      line: { width: 1, dash: "dot", color: event.kind === "decay" ? "#8d99ae" : "#e63946" },
+      line: { width: 1, dash: "dot", color: MARK_COLOURS[event.kind === "decay" ? "decay" : "other"] },
     }));
   }
 
+  // What the dotted lines are, as legend entries of their own (a trace with no point shows
+  // only in the legend): decays grey, share changes and usage resets red.
+  const MARK_COLOURS = { decay: "#8d99ae", other: "#e63946" };
+  function markLegend(events) {
+    const kinds = new Set(events.map((event) => (event.kind === "decay" ? "decay" : "other")));
+    return [...kinds].sort().map((kind) => ({
+      type: "scatter",
+      mode: "lines",
+      x: [null],
+      y: [null],
+      name: kind === "decay" ? "decay" : slurm ? "share change or usage reset" : "share change",
+      line: { width: 1, dash: "dot", color: MARK_COLOURS[kind] },
+      hoverinfo: "skip",
+    }));
+  }
+
+  // Time ticks: dates, hours and minutes; never the milliseconds of a range of one instant.
+  const TIME_AXIS = {
+    type: "date",
+    title: { text: "time (UTC)" },
+    tickformatstops: [
+      { dtickrange: [null, 86400000], value: "%b %d %H:%M" },
+      { dtickrange: [86400000, null], value: "%b %d\n%Y" },
+    ],
+    automargin: true,
+  };
+
   function draw(data) {
-    const empty = data.at.length === 0;
-    document.getElementById("history-empty").hidden = !empty;
-    const layout = (title) => ({
+    // One point draws no line: a sentence says what there is instead of empty axes.
+    const thin = data.at.length < 2;
+    const empty = document.getElementById("history-empty");
+    empty.hidden = !thin;
+    empty.textContent =
+      data.at.length === 0
+        ? "No cycle has run in this range yet: the charts start with the first one."
+        : `One cycle in this range so far (${data.at[0].slice(0, 16).replace("T", " ")} UTC):` +
+          " the charts start with the second.";
+    for (const id of ["history-usage", "history-standing"]) {
+      document.getElementById(id).hidden = thin;
+    }
+    if (thin) return;
+    const layout = (title, yTitle) => ({
       title: { text: title },
-      height: 260,
-      margin: { t: 40, l: 60, r: 20, b: 40 },
+      height: 280,
+      margin: { t: 40, l: 70, r: 20, b: 50 },
       shapes: marks(data.events),
       hovermode: "x unified",
+      xaxis: TIME_AXIS,
+      yaxis: { title: { text: yTitle }, automargin: true },
     });
     const line = (name, values) => ({ type: "scatter", mode: "lines", name, x: data.at, y: values });
-    const usageLayout = layout("Usage");
-    usageLayout.yaxis = { title: { text: box.dataset.unit } };
-    Plotly.react("history-usage", [line("usage", data.usage)], usageLayout, { displaylogo: false });
+    const legend = markLegend(data.events);
+    const usageLayout = layout("Usage", `${box.dataset.unit}, decayed`);
+    usageLayout.showlegend = legend.length > 0;
+    Plotly.react("history-usage", [line("usage", data.usage), ...legend], usageLayout, {
+      displaylogo: false,
+    });
     const standing = slurm
       ? [line("Level FS", data.level_fs.map((v) => (v === "inf" ? null : v))), line("FairShare", data.fairshare_factor)]
       : [
@@ -40,7 +83,10 @@
           line("target", data.fairshare_perc),
           line("factor (0.5 = on target)", data.fairshare_factor),
         ];
-    Plotly.react("history-standing", standing, layout("Standing"), { displaylogo: false });
+    const standingTitle = slurm ? "Level FS, FairShare" : "fraction of the machine; factor";
+    Plotly.react("history-standing", [...standing, ...legend], layout("Standing", standingTitle), {
+      displaylogo: false,
+    });
   }
 
   function load(span) {

@@ -67,8 +67,13 @@ def test_a_node_page_draws_its_history_and_recovery_and_reloads_a_range(bob: Pag
     bob.locator("table.children").get_by_role("link", name="cond-matter").click()
 
     expect(bob.locator("table.path tbody tr")).to_have_count(3)
-    expect(bob.locator("#history-usage g.trace.scatter")).to_have_count(1)
-    expect(bob.locator("#history-standing g.trace.scatter")).to_have_count(3)
+    # The lines, then what the dotted marks are (hpc decays weekly: one in the last 30 days).
+    expect(bob.locator("#history-usage .legendtext")).to_have_text(["usage", "decay"])
+    expect(bob.locator("#history-standing .legendtext")).to_have_text(
+        ["tree usage", "target", "factor (0.5 = on target)", "decay"]
+    )
+    expect(bob.locator("#history-usage .ytitle")).to_have_text("core-seconds, decayed")
+    expect(bob.locator("#history-usage .xtitle")).to_have_text("time (UTC)")
     expect(bob.locator("#recovery-sentence")).not_to_have_text("Projecting…")
     expect(bob.locator("#recovery-chart g.trace.scatter")).to_have_count(2)
     expect(bob.get_by_role("button", name="30d")).to_have_attribute("aria-pressed", "true")
@@ -152,3 +157,19 @@ def test_targets_read_as_pbsfs_prints_them_and_the_hover_names_the_colour(bob: P
     )
     assert any(re.fullmatch(r"usage \d+\.\d\d × target \((under|over) target\)", h) for h in hovers)
     shot(bob, "cluster-whitepaper")
+
+
+def test_a_history_without_two_cycles_says_so_instead_of_empty_axes(bob: Page) -> None:
+    """The white paper's tree is a sample: no cycle ever ran on it."""
+    bob.goto("/clusters/whitepaper/")
+    bob.get_by_role("link", name="L7").click()
+    expect(bob.get_by_role("heading", name="L7")).to_be_visible()
+    expect(bob.locator("#history-empty")).to_have_text(
+        "No cycle has run in this range yet: the charts start with the first one."
+    )
+    expect(bob.locator("#history-usage")).to_be_hidden()
+    expect(bob.locator("#history-standing")).to_be_hidden()
+    # L7 is under its target already: one point, the sentence and no chart.
+    expect(bob.locator("#recovery-sentence")).to_have_text(re.compile(r"^Already at or above"))
+    expect(bob.locator("#recovery-chart")).to_be_hidden()
+    shot(bob, "node-whitepaper-l7-no-history")

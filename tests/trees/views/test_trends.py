@@ -125,3 +125,10 @@ def test_trends_read_a_bounded_number_of_queries(
     carol(client)
     with django_assert_max_num_queries(15):
         assert client.get("/clusters/hpc/trends/", {"range": "all"}).status_code == 200
+
+
+def test_a_period_without_two_cycles_says_so_instead_of_an_empty_chart(client: Client) -> None:
+    login(client, "admin", staff=True)
+    text = client.get("/clusters/whitepaper/trends/").content.decode()
+    assert "No cycle has run in this range yet: the chart starts with the first two." in text
+    assert 'id="trends-chart"' not in text
