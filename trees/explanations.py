@@ -63,6 +63,32 @@ EXPLANATIONS |= {
 }
 
 
+def cluster_columns_explained(*, slurm: bool, unit: str) -> list[tuple[str, str]]:
+    """The cluster table's columns, by the names its head gives them, each with its sentence:
+    the numbers of that page only, for that scheduler."""
+    shared = [
+        ("Shares", EXPLANATIONS["shares"]),
+        ("Target %", EXPLANATIONS["fairshare_perc"]),
+        (f"Usage ({unit})", EXPLANATIONS["usage"]),
+        ("Share of usage %", EXPLANATIONS["usage_share"]),
+    ]
+    if slurm:
+        return [
+            *shared,
+            ("NormShares", EXPLANATIONS["norm_shares"]),
+            ("EffectvUsage", EXPLANATIONS["effectv_usage"]),
+            ("Level FS", EXPLANATIONS["level_fs"]),
+            ("FairShare", EXPLANATIONS["fairshare"]),
+            ("Rank", EXPLANATIONS["fairshare_rank"]),
+        ]
+    return [
+        *shared,
+        ("usage/perc", EXPLANATIONS["usage_perc"]),
+        ("Tree usage", EXPLANATIONS["fairshare_tree_usage"]),
+        ("Factor", EXPLANATIONS["fairshare_factor"]),
+    ]
+
+
 def pbs_comparison_explained(comparison: PbsComparison, unit: str) -> list[str]:
     """The answer in words: where it is decided, on what, and what would turn it round."""
     if comparison.ancestor is None:

@@ -16,7 +16,7 @@ from accounting.selectors import (
 from trees.access import Access, access_get, visible_ids_get
 from trees.engine.pbs import ROOT_ALIAS
 from trees.engine.ranking import furthest_over_target
-from trees.explanations import EXPLANATIONS, recovery_sentence
+from trees.explanations import EXPLANATIONS, cluster_columns_explained, recovery_sentence
 from trees.models import Cluster, NodeOrigin, Scheduler
 from trees.quantities import cluster_usage_unit
 from trees.selectors.clusters import clusters_list
@@ -65,6 +65,9 @@ def cluster_overview(request: HttpRequest, name: str) -> HttpResponse:
             "cluster": cluster,
             "slurm": cluster.scheduler == Scheduler.SLURM,
             "unit": cluster_usage_unit(cluster),
+            "legend": cluster_columns_explained(
+                slurm=cluster.scheduler == Scheduler.SLURM, unit=cluster_usage_unit(cluster).name
+            ),
             "manages": bool(access.admin or access.managed),
             "admin": access.admin,
             "explain": EXPLANATIONS,

@@ -1,6 +1,7 @@
 """The tree pages: login, cluster overview, tree JSON, node page and its history."""
 
 import json
+import re
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -376,3 +377,23 @@ def test_a_running_job_shows_the_usage_the_cycles_accrued_so_far(client: Client)
     login(client, "ann")
     text = client.get(f"/clusters/hpc/nodes/{running.node_id}/").content.decode()
     assert f"{running.accrued:,.0f} so far (to the last cycle)" in text
+
+
+@pytest.mark.usefixtures("samples")
+@pytest.mark.parametrize(
+    ("cluster", "names"),
+    [
+        ("whitepaper", ["Shares", "Target %", "Usage (CPU-seconds)", "Share of usage %",
+                        "usage/perc", "Tree usage", "Factor"]),
+        ("fairtree", ["Shares", "Target %", "Usage (TRES-seconds)", "Share of usage %",
+                      "NormShares", "EffectvUsage", "Level FS", "FairShare", "Rank"]),
+    ],
+)  # fmt: skip
+def test_what_the_numbers_mean_lists_the_page_s_columns_by_their_names(
+    client: Client, cluster: str, names: list[str]
+) -> None:
+    login(client, "ann")
+    text = client.get(f"/clusters/{cluster}/").content.decode()
+    legend = text[text.index("What the numbers mean") :]
+    assert re.findall(r"<dt>(.*?)</dt>", legend) == names
+    assert "import_" not in legend  # the upload page's figures are not this page's
