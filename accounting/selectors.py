@@ -224,6 +224,17 @@ def recent_jobs_get(*, node: Node, limit: int = RECENT_JOBS) -> list[Job]:
     return list(jobs.order_by(F("end").desc(nulls_first=True), "-start")[:limit])
 
 
+def running_jobs_get(*, node_ids: Iterable[int]) -> dict[int, list[Job]]:
+    """The runs still running on each of these leaves, the longest running first; leaves
+    without one are left out."""
+    running: dict[int, list[Job]] = {}
+    jobs = Job.objects.filter(node_id__in=list(node_ids), state=JobState.RUNNING)
+    for job in jobs.order_by("start", "job_id"):
+        if job.node_id is not None:
+            running.setdefault(job.node_id, []).append(job)
+    return running
+
+
 def factors_at_get(*, node_ids: Iterable[int], at: datetime) -> dict[int, float]:
     """Each node's fairshare factor as the last kept cycle at or before `at` left it (the
     roll-up keeps at least one a day); nodes without history then are left out."""

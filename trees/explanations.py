@@ -3,7 +3,12 @@ is good), and the sentences that explain a comparison or a recovery."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
 from trees.engine.pbs import TREEROOT
+from trees.engine.ranking import Level, furthest_over_target
 from trees.quantities import percent_text
 from trees.selectors.compare import PbsComparison, SlurmComparison
 from trees.selectors.standing import RecoveryProjection
@@ -29,12 +34,19 @@ EXPLANATIONS = {
     " 1 over target; Slurm sorts siblings by it, highest first.",
     "fairshare": "FairShare: the user's rank turned into a factor; 1.0 is the most deserving"
     " user of the cluster, lower is less.",
-    "fairshare_rank": "Rank: Slurm's rank of the user; FairShare is rank over the number of"
-    " users, so a higher rank is better.",
+    "fairshare_place": "Place: the user's place in Fair Tree's ranking of all users, 1st the"
+    " most deserving; Slurm counts its rank the other way (the 1st of n users has rank n, and"
+    " FairShare is rank over n).",
     "standing": "Place among all the cluster's entities: 1st is the most deserving (pbsfs -c"
     " order on PBS, Fair Tree's ranking on Slurm), so a smaller place is better.",
     "trend": "The factor's change over the last 7 days: ↑ more deserving than a week ago, ↓"
     " less, → steady.",
+    "recovery": "Back on target: when the factor would reach 0.5 again if the entity ran"
+    " nothing more, decay lowering its usage while the rest of the tree keeps its own.",
+    "pulled_by": "Pulled down by: the level of the entity's path from the root furthest over"
+    " its target; its usage weighs on every entity below it.",
+    "running": "Running jobs: the entity's jobs running now, with the usage the cycles have"
+    " charged them so far.",
 }
 
 EXPLANATIONS |= {
@@ -63,15 +75,16 @@ EXPLANATIONS |= {
 }
 
 
-def cluster_columns_explained(*, slurm: bool, unit: str) -> list[tuple[str, str]]:
-    """The cluster table's columns, by the names its head gives them, each with its sentence:
-    the numbers of that page only, for that scheduler."""
+def tree_columns_explained(*, slurm: bool, unit: str, cluster: bool) -> list[tuple[str, str]]:
+    """The tree tables' columns, by the names their heads give them, each with its sentence,
+    for that scheduler: the cluster page's (`cluster`) or the node page's path table."""
     shared = [
         ("Shares", EXPLANATIONS["shares"]),
         ("Target %", EXPLANATIONS["fairshare_perc"]),
         (f"Usage ({unit})", EXPLANATIONS["usage"]),
-        ("Share of usage %", EXPLANATIONS["usage_share"]),
     ]
+    if cluster:
+        shared.append(("Share of usage %", EXPLANATIONS["usage_share"]))
     if slurm:
         return [
             *shared,
@@ -79,7 +92,7 @@ def cluster_columns_explained(*, slurm: bool, unit: str) -> list[tuple[str, str]
             ("EffectvUsage", EXPLANATIONS["effectv_usage"]),
             ("Level FS", EXPLANATIONS["level_fs"]),
             ("FairShare", EXPLANATIONS["fairshare"]),
-            ("Rank", EXPLANATIONS["fairshare_rank"]),
+            *([("Place", EXPLANATIONS["fairshare_place"])] if cluster else []),
         ]
     return [
         *shared,
@@ -87,6 +100,30 @@ def cluster_columns_explained(*, slurm: bool, unit: str) -> list[tuple[str, str]
         ("Tree usage", EXPLANATIONS["fairshare_tree_usage"]),
         ("Factor", EXPLANATIONS["fairshare_factor"]),
     ]
+
+
+def standing_columns_explained(*, slurm: bool, pbs: bool, answers: bool) -> list[tuple[str, str]]:
+    """The standing tables' columns (the landing page's with `answers`, /me/'s without), by
+    their heads' names, for the schedulers of the clusters shown."""
+    factors = [("Factor", EXPLANATIONS["fairshare_factor"])] if pbs else []
+    if slurm:
+        factors.append(("FairShare", EXPLANATIONS["fairshare"]))
+    against = (
+        "Against target: whether the entity uses more than its target share of the machine"
+        + (" (PBS: its factor below 0.5)" if pbs else "")
+        + (" (Slurm: its Level FS below 1)" if slurm else "")
+        + "; over target, its jobs wait behind those under target."
+    )
+    columns = [*factors, ("Against target", against), ("Place", EXPLANATIONS["standing"])]
+    recovery = [("Back on target", EXPLANATIONS["recovery"])] if pbs else []
+    if answers:
+        return [
+            *columns,
+            ("Pulled down by", EXPLANATIONS["pulled_by"]),
+            *recovery,
+            ("Running jobs", EXPLANATIONS["running"]),
+        ]
+    return [*columns, ("7 days", EXPLANATIONS["trend"]), *recovery]
 
 
 def pbs_comparison_explained(comparison: PbsComparison, unit: str) -> list[str]:
@@ -185,3 +222,78 @@ def recovery_sentence(projection: RecoveryProjection) -> str:
             f" usage, so its factor stops at {last:.6f}."
         )
     return f"Never by decay alone: with no usage left its factor stops at {last:.6f}."
+
+
+ON_TARGET = 1e-6  # a factor within this of 0.5 (a Level FS of 1) prints as on target
+
+
+class _Standing(Protocol):
+    @property
+    def fairshare_perc(self) -> float: ...
+    @property
+    def fairshare_factor(self) -> float: ...
+    @property
+    def level_fs(self) -> float | None: ...
+
+
+@dataclass(frozen=True)
+class TargetStanding:
+    """Whether a node uses more or less than its target, in words, and its tone: `under`
+    (good: its jobs are favoured), `over`, `on` or `none` (no target to measure against)."""
+
+    words: str
+    tone: str
+
+
+def target_standing(node: _Standing, *, slurm: bool) -> TargetStanding:
+    """PBS: the fairshare factor against 0.5 (2^-(tree usage / target)); Slurm: Level FS
+    against 1 at the node's own level, as Fair Tree sorts siblings."""
+    if node.fairshare_perc <= 0:
+        return TargetStanding("no target share (0 shares on its path)", "none")
+    if slurm:
+        level = node.level_fs
+        if level is None:
+            return TargetStanding("not ranked by Fair Tree", "none")
+        if level == float("inf"):
+            return TargetStanding("under target: no usage yet", "under")
+        distance = level - 1
+    else:
+        distance = node.fairshare_factor - 0.5
+    if abs(distance) <= ON_TARGET:
+        return TargetStanding("on target", "on")
+    if distance > 0:
+        return TargetStanding("under target: its jobs are favoured", "under")
+    return TargetStanding("over target: its jobs wait behind those under target", "over")
+
+
+def recovery_brief(projection: RecoveryProjection) -> str:
+    """When the node is back on target if its entities run nothing more, in a few words."""
+    if projection.no_target:
+        return "never: its target share is 0; only shares would change that"
+    if projection.reaches == 0:
+        return "not needed: at or under its target"
+    if projection.reaches is not None:
+        when = projection.at[projection.reaches]
+        decays = "decay" if projection.reaches == 1 else "decays"
+        return (
+            f"on target by {when:%Y-%m-%d %H:%M} UTC ({projection.reaches} {decays})"
+            " if it runs nothing more"
+        )
+    if projection.held_by is not None:
+        return f"never by decay alone: {projection.held_by} is over target"
+    return "never by decay alone"
+
+
+def pulled_down_by(path: Sequence[Level], *, slurm: bool, standing: TargetStanding) -> str:
+    """The level that pulls a node down, in words: the one of its path furthest over its
+    target; on PBS, with no level over its own target, an over-target node is pulled down by
+    its top group's usage, which PBS blends into every tree usage below it."""
+    culprit = furthest_over_target(path, slurm)
+    if culprit is not None:
+        return f"{culprit.name}, over target"
+    if standing.tone == "over" and not slurm and len(path) > 2:
+        return (
+            f"{path[1].name}'s usage, which PBS blends into the tree usage below it"
+            " (no level is over its own target)"
+        )
+    return "no level of its path is over target"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Protocol
 
 from trees.engine.edit import StandingChange
@@ -80,6 +81,25 @@ def usage_text(value: float | None, unit: UsageUnit) -> str:
 def usage_number(value: float | None) -> str:
     """A usage as a table's cell shows it, its unit in the column's head: `1,234,567`."""
     return "" if value is None else f"{value:,.0f}"
+
+
+_SPAN_UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
+
+
+def span_text(span: timedelta | None) -> str:
+    """A decay interval or half-life as people say it: `7 days`, `1 day 12 hours`, `90
+    seconds` (Python's `7 days, 0:00:00` reads like a clock)."""
+    if span is None:
+        return ""
+    left = int(span.total_seconds())
+    if left <= 0:
+        return "0 seconds"
+    parts = []
+    for name, seconds in _SPAN_UNITS:
+        count, left = divmod(left, seconds)
+        if count:
+            parts.append(f"{count} {name}{'' if count == 1 else 's'}")
+    return " ".join(parts)
 
 
 def standing_row(change: StandingChange) -> dict[str, str | bool]:

@@ -24,9 +24,10 @@ register_converter(RowId, "id")
 
 app_name = "trees"
 urlpatterns = [
-    path("", tree.index, name="index"),
+    path("", standing.landing, name="index"),
     path("clusters/<slug:name>/", tree.cluster_overview, name="cluster"),
     path("clusters/<slug:name>/tree.json", tree.tree_json, name="tree-json"),
+    path("clusters/<slug:name>/listing.txt", tree.cluster_listing_text, name="listing"),
     path("clusters/<slug:name>/nodes/<id:node_id>/", tree.node_page, name="node"),
     path(
         "clusters/<slug:name>/nodes/<id:node_id>/history.json",

@@ -62,7 +62,9 @@
     if (key === "usage_share") return doc.usage / rootUsage;
     if (key === "fairshare") return doc.slurm ? doc.slurm.fairshare : null;
     if (key === "norm_shares" || key === "effectv_usage") return doc.slurm ? doc.slurm[key] : null;
-    if (key === "rank") return doc.fairshare_rank ? doc.fairshare_rank.rank : null;
+    // Fair Tree's rank counts down (the most deserving of n users is n); places count up from
+    // 1st, as on the standing pages, so a smaller place is better everywhere.
+    if (key === "place") return doc.fairshare_rank ? doc.fairshare_rank.of - doc.fairshare_rank.rank + 1 : null;
     return doc[key];
   }
 
@@ -83,7 +85,7 @@
   const thousands = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
 
   const columns = slurm
-    ? [["norm_shares", 6], ["effectv_usage", 6], ["level_fs", 6], ["fairshare", 6], ["rank", 0]]
+    ? [["norm_shares", 6], ["effectv_usage", 6], ["level_fs", 6], ["fairshare", 6], ["place", 0]]
     : [["usage_perc", 1], ["fairshare_tree_usage", 6], ["fairshare_factor", 6]];
 
   function children(id) {

@@ -1,8 +1,17 @@
-"""trees.quantities: a target share as pbsfs -g prints it, usage with its unit."""
+"""trees.quantities: a target share as pbsfs -g prints it, usage with its unit, spans."""
+
+from datetime import timedelta
 
 import pytest
 
-from trees.quantities import SLURM_UNIT, UsageUnit, percent_text, usage_text, usage_unit
+from trees.quantities import (
+    SLURM_UNIT,
+    UsageUnit,
+    percent_text,
+    span_text,
+    usage_text,
+    usage_unit,
+)
 
 
 def test_a_target_reads_as_pbsfs_g_prints_it() -> None:
@@ -38,3 +47,19 @@ def test_usage_reads_with_thousands_and_its_human_form() -> None:
     assert usage_unit("anything", slurm=True) == SLURM_UNIT
     assert usage_text(5.0, UsageUnit("usage units of `mem`")) == "5 usage units of `mem`"
     assert usage_text(None, SLURM_UNIT) == ""
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (7 * 86400, "7 days"),
+        (86400, "1 day"),
+        (86400 + 12 * 3600, "1 day 12 hours"),
+        (90, "1 minute 30 seconds"),
+        (1, "1 second"),
+        (0, "0 seconds"),
+    ],
+)
+def test_a_span_reads_in_days_and_hours_not_as_a_clock(seconds: int, text: str) -> None:
+    assert span_text(timedelta(seconds=seconds)) == text
+    assert span_text(None) == ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from trees.engine.pbs import PbsTree
 from trees.engine.ranking import EntityRanking, RankedNode, pbs_ranking, slurm_ranking
 from trees.engine.recovery import decay_dates, pbs_recovery
 from trees.models import Cluster, Node, NodeOrigin, Scheduler
@@ -39,10 +40,14 @@ class RecoveryProjection:
     no_target: bool = False  # its target share is 0: the factor is 0 whatever the usage
 
 
-def recovery_get(*, cluster: Cluster, node: Node, now: datetime) -> RecoveryProjection:
+def recovery_get(
+    *, cluster: Cluster, node: Node, now: datetime, pbs: PbsTree | None = None
+) -> RecoveryProjection:
     """With no further usage by the node's entities, its factor at each decay to come (the
-    decay policy's interval and factor; the rest of the tree as it is)."""
-    pbs = pbs_tree_get(cluster=cluster)
+    decay policy's interval and factor; the rest of the tree as it is). `pbs`: the cluster's
+    tree as pbsfs reads it, when the caller projects several nodes of it."""
+    if pbs is None:
+        pbs = pbs_tree_get(cluster=cluster)
     index = pbs.find(node.name)
     if index is None:
         raise LookupError(f"{node.name} is not in the tree pbsfs reads")

@@ -1,11 +1,12 @@
 """The pages' filters for trees/quantities.py: `{{ node.fairshare_perc|target_percent:slurm }}`,
-`{{ node.usage|usage:unit }}`, `{{ node.usage|usage_number }}`."""
+`{{ node.usage|usage:unit }}`, `{{ node.usage|usage_number }}`,
+`{{ cluster.decay_interval|span }}`."""
 
 from __future__ import annotations
 
 from django import template
 
-from trees.quantities import UsageUnit, percent_text, usage_number, usage_text
+from trees.quantities import UsageUnit, percent_text, span_text, usage_number, usage_text
 
 register = template.Library()
 
@@ -27,3 +28,4 @@ def usage(value: float | None, unit: UsageUnit) -> str:
 
 
 register.filter("usage_number", usage_number)
+register.filter("span", span_text)

@@ -1,22 +1,35 @@
-"""Where a person stands: their entities on every cluster, and a manager's members."""
+"""Where a person stands: their entities on every cluster (the landing page and /me/), and a
+manager's members."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import timedelta
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
+from django.contrib.auth.models import AnonymousUser, User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from accounting.selectors import factors_at_get
-from trees.access import access_get, scheduler_user
+from accounting.models import Job
+from accounting.selectors import factors_at_get, running_jobs_get
+from trees.access import Access, access_get, scheduler_user
+from trees.engine.pbs import PbsTree
 from trees.engine.ranking import EntityRanking
-from trees.explanations import EXPLANATIONS
+from trees.explanations import (
+    EXPLANATIONS,
+    TargetStanding,
+    pulled_down_by,
+    recovery_brief,
+    standing_columns_explained,
+    target_standing,
+)
 from trees.models import Cluster, Node, Scheduler
+from trees.quantities import UsageUnit, cluster_usage_unit
 from trees.selectors.clusters import clusters_list
 from trees.selectors.nodes import nodes_in_bulk_get
-from trees.selectors.standing import entity_ranking_get
+from trees.selectors.pbs import pbs_tree_get
+from trees.selectors.standing import entity_ranking_get, recovery_get
 
 TREND_SPAN = timedelta(days=7)
 STEADY = 1e-6  # a factor change smaller than this shows as steady
@@ -26,9 +39,13 @@ STEADY = 1e-6  # a factor change smaller than this shows as steady
 class Standing:
     node: Node
     path: str
-    rank: int | None
+    place: int | None  # 1st is the most deserving of the cluster's entities
     ranked: int
     week_ago: float | None
+    target: TargetStanding
+    pulled_by: str = ""  # the level of its path that pulls it down, in words
+    recovery: str = ""  # PBS: when it is back on target if it runs nothing more
+    running: list[Job] = field(default_factory=list)
 
     @property
     def change(self) -> float | None:
@@ -45,45 +62,120 @@ class Standing:
 @dataclass(frozen=True)
 class ClusterStanding:
     cluster: Cluster
+    slurm: bool
+    unit: UsageUnit
     mine: list[Standing]
     best: Standing | None  # the most deserving of mine right now
     members: list[Standing]  # under the nodes they manage
 
 
+def landing(request: HttpRequest) -> HttpResponse:
+    """The front page: a person with entities first reads where each stands (its words, the
+    level pulling it down, when it recovers, its running jobs), then every cluster."""
+    standings = [standing for standing in _standings(request.user, members=False) if standing.mine]
+    return render(
+        request,
+        "trees/index.html",
+        {
+            "standings": standings,
+            "clusters": clusters_list(),
+            "legend": standing_columns_explained(
+                slurm=any(standing.slurm for standing in standings),
+                pbs=any(not standing.slurm for standing in standings),
+                answers=True,
+            ),
+        },
+    )
+
+
 def my_standing(request: HttpRequest) -> HttpResponse:
-    """Every entity of the person's user name or membership, on every cluster: factor, rank
-    among all entities, the week's trend; and the standing of the members of what they manage."""
-    week_ago = timezone.now() - TREND_SPAN
-    standings = []
-    for cluster in clusters_list():
-        access = access_get(user=request.user, cluster=cluster)
-        if not (access.own or access.subtrees):
-            continue
-        ranking = entity_ranking_get(cluster=cluster)
-        mine_ids = sorted(
-            (access.own | access.subtrees) & ranking.ranks.keys(),
-            key=lambda pk: (ranking.ranks[pk], ranking.path_name(pk)),
-        )
-        member_ids = [pk for pk in ranking.under(access.managed) if pk not in mine_ids]
-        nodes = nodes_in_bulk_get(ids=[*mine_ids, *member_ids])
-        before = factors_at_get(node_ids=nodes, at=week_ago)
-        mine = [_standing(nodes[pk], ranking, before) for pk in mine_ids]
-        members = [_standing(nodes[pk], ranking, before) for pk in member_ids]
-        standings.append(ClusterStanding(cluster, mine, mine[0] if mine else None, members))
+    """Every entity of the person's user name or membership, on every cluster: factor, place
+    among all entities, the week's trend, where it stands against its target and when it
+    recovers; and the standing of the members of what they manage."""
+    standings = _standings(request.user, members=True)
     return render(
         request,
         "trees/me.html",
         {
             "standings": standings,
             "scheduler_user": scheduler_user(request.user),
-            "slurm": Scheduler.SLURM,
+            "legend": standing_columns_explained(
+                slurm=any(standing.slurm for standing in standings),
+                pbs=any(not standing.slurm for standing in standings),
+                answers=False,
+            ),
             "explain": EXPLANATIONS,
         },
     )
 
 
-def _standing(node: Node, ranking: EntityRanking, before: dict[int, float]) -> Standing:
-    return Standing(
-        node, ranking.path_name(node.pk), ranking.ranks.get(node.pk), ranking.total,
-        before.get(node.pk),
+def _standings(user: User | AnonymousUser, *, members: bool) -> list[ClusterStanding]:
+    """Each cluster where the person has entities or memberships: theirs, answered in full,
+    and (with `members`) those of the members of what they manage."""
+    now = timezone.now()
+    standings = []
+    for cluster in clusters_list():
+        access = access_get(user=user, cluster=cluster)
+        if not (access.own or access.subtrees):
+            continue
+        standings.append(_cluster_standing(cluster, access, now, members=members))
+    return standings
+
+
+def _cluster_standing(
+    cluster: Cluster, access: Access, now: datetime, *, members: bool
+) -> ClusterStanding:
+    slurm = cluster.scheduler == Scheduler.SLURM
+    ranking = entity_ranking_get(cluster=cluster)
+    mine_ids = sorted(
+        (access.own | access.subtrees) & ranking.ranks.keys(),
+        key=lambda pk: (ranking.ranks[pk], ranking.path_name(pk)),
+    )
+    member_ids = (
+        [pk for pk in ranking.under(access.managed) if pk not in mine_ids] if members else []
+    )
+    above = {step for pk in mine_ids for step in _ancestors(ranking, pk)}
+    nodes = nodes_in_bulk_get(ids=[*mine_ids, *member_ids, *above])
+    before = factors_at_get(node_ids=[*mine_ids, *member_ids], at=now - TREND_SPAN)
+    running = running_jobs_get(node_ids=mine_ids)
+    pbs = pbs_tree_get(cluster=cluster) if mine_ids and not slurm else None
+
+    def answered(pk: int) -> Standing:
+        path = [nodes[step] for step in reversed([pk, *_ancestors(ranking, pk)])]
+        target = target_standing(nodes[pk], slurm=slurm)
+        return Standing(
+            nodes[pk], ranking.path_name(pk), ranking.ranks.get(pk), ranking.total,
+            before.get(pk), target, pulled_down_by(path, slurm=slurm, standing=target),
+            _recovery(cluster, nodes[pk], now, pbs), running.get(pk, []),
+        )  # fmt: skip
+
+    def brief(pk: int) -> Standing:
+        return Standing(
+            nodes[pk], ranking.path_name(pk), ranking.ranks.get(pk), ranking.total,
+            before.get(pk), target_standing(nodes[pk], slurm=slurm),
+        )  # fmt: skip
+
+    mine = [answered(pk) for pk in mine_ids]
+    return ClusterStanding(
+        cluster, slurm, cluster_usage_unit(cluster), mine, mine[0] if mine else None,
+        [brief(pk) for pk in member_ids],
     )  # fmt: skip
+
+
+def _ancestors(ranking: EntityRanking, node: int) -> list[int]:
+    """The ids above a node, its parent first, the root last."""
+    found = []
+    step = ranking.parents.get(node)
+    while step is not None:
+        found.append(step)
+        step = ranking.parents.get(step)
+    return found
+
+
+def _recovery(cluster: Cluster, node: Node, now: datetime, pbs: PbsTree | None) -> str:
+    if pbs is None:  # Fair Tree's FairShare is a rank among users, not a distance to a target
+        return ""
+    try:
+        return recovery_brief(recovery_get(cluster=cluster, node=node, now=now, pbs=pbs))
+    except LookupError as exc:  # an entity the usage database holds but pbsfs does not read
+        return f"not projected: {exc}"

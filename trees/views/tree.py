@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -16,10 +17,14 @@ from accounting.selectors import (
 from trees.access import Access, access_get, visible_ids_get
 from trees.engine.pbs import ROOT_ALIAS
 from trees.engine.ranking import furthest_over_target
-from trees.explanations import EXPLANATIONS, cluster_columns_explained, recovery_sentence
+from trees.explanations import (
+    EXPLANATIONS,
+    recovery_sentence,
+    target_standing,
+    tree_columns_explained,
+)
 from trees.models import Cluster, NodeOrigin, Scheduler
 from trees.quantities import cluster_usage_unit
-from trees.selectors.clusters import clusters_list
 from trees.selectors.listings import cluster_listing_get
 from trees.selectors.nodes import NodeValues, children_get, node_names_get, siblings_named_get
 from trees.selectors.standing import recovery_get
@@ -45,17 +50,9 @@ def healthz(request: HttpRequest) -> HttpResponse:
     return HttpResponse("ok\n", content_type="text/plain")
 
 
-def index(request: HttpRequest) -> HttpResponse:
-    """Every cluster; with what its scheduler's tool prints for it (pbsfs -p, sshare -a -l)
-    for those who may read the whole tree."""
-    clusters = []
-    for cluster in clusters_list():
-        whole = access_get(user=request.user, cluster=cluster).whole_tree
-        clusters.append((cluster, cluster_listing_get(cluster=cluster) if whole else None))
-    return render(request, "trees/index.html", {"clusters": clusters})
-
-
 def cluster_overview(request: HttpRequest, name: str) -> HttpResponse:
+    """The icicle and the table of the tree; for those who may read the whole tree, also what
+    the scheduler's tool prints for it (pbsfs -p, sshare -a -l) on a tab of its own."""
     cluster = cluster_or_404(name)
     access = access_get(user=request.user, cluster=cluster)
     return render(
@@ -65,14 +62,29 @@ def cluster_overview(request: HttpRequest, name: str) -> HttpResponse:
             "cluster": cluster,
             "slurm": cluster.scheduler == Scheduler.SLURM,
             "unit": cluster_usage_unit(cluster),
-            "legend": cluster_columns_explained(
-                slurm=cluster.scheduler == Scheduler.SLURM, unit=cluster_usage_unit(cluster).name
+            "legend": tree_columns_explained(
+                slurm=cluster.scheduler == Scheduler.SLURM,
+                unit=cluster_usage_unit(cluster).name,
+                cluster=True,
             ),
             "manages": bool(access.admin or access.managed),
             "admin": access.admin,
+            "listing": access.whole_tree,  # fetched when its tab opens: trees of 100,000 lines
             "explain": EXPLANATIONS,
         },
     )
+
+
+def cluster_listing_text(request: HttpRequest, name: str) -> HttpResponse:
+    """What pbsfs -p (PBS) or sshare -a -l (Slurm) prints for the whole tree, as a text file:
+    for those who may read the whole tree."""
+    cluster = cluster_or_404(name)
+    if not access_get(user=request.user, cluster=cluster).whole_tree:
+        raise PermissionDenied("the whole tree's listing is for those who may read every node")
+    response = HttpResponse(cluster_listing_get(cluster=cluster), content_type="text/plain")
+    tool = "sshare" if cluster.scheduler == Scheduler.SLURM else "pbsfs"
+    response["Content-Disposition"] = f'inline; filename="{cluster.name}-{tool}.txt"'
+    return response
 
 
 def tree_json(request: HttpRequest, name: str) -> HttpResponse:
@@ -130,8 +142,10 @@ def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
         for child in children
         if access.sees([*ids, child.pk])
     ]
-    culprit = furthest_over_target(path, cluster.scheduler == Scheduler.SLURM)
+    slurm = cluster.scheduler == Scheduler.SLURM
+    culprit = furthest_over_target(path, slurm)
     reads = access.reads(ids)
+    unit = cluster_usage_unit(cluster)
     return render(
         request,
         "trees/node.html",
@@ -148,8 +162,14 @@ def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
             "editable": access.admin
             and cluster.scheduler == Scheduler.PBS
             and (node.parent_id is None or node.origin == NodeOrigin.DEFINED),
-            "slurm": cluster.scheduler == Scheduler.SLURM,
-            "unit": cluster_usage_unit(cluster),
+            "slurm": slurm,
+            "unit": unit,
+            "target": target_standing(node, slurm=slurm),
+            # Fair Tree's rank counts down from the number of users; places count up from 1st.
+            "place": node.fairshare_rank_of - node.fairshare_rank + 1
+            if node.fairshare_rank and node.fairshare_rank_of
+            else None,
+            "legend": tree_columns_explained(slurm=slurm, unit=unit.name, cluster=False),
             "ranges": [*HISTORY_RANGES, "all"],
             "explain": EXPLANATIONS,
         },

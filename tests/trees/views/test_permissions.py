@@ -33,6 +33,8 @@ MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
     "trees:index": ("/", OPEN, OPEN),
     "trees:cluster": ("/clusters/hpc/", OPEN, OPEN),
     "trees:tree-json": ("/clusters/hpc/tree.json", OPEN, OPEN),
+    # The whole tree as the scheduler prints it: for those who read every node.
+    "trees:listing": ("/clusters/hpc/listing.txt", OPEN, (302, 403, 403, 403, 200)),
     "trees:node": ("/clusters/hpc/nodes/{mine}/", OPEN, (302, 200, 404, 200, 200)),
     "trees:node-history": (
         "/clusters/hpc/nodes/{theirs}/history.json",

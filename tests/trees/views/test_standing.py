@@ -1,7 +1,8 @@
 """My standing: a person's entities on every cluster, their places, the week's trend."""
 
+import html
 import re
-from datetime import timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from accounting.models import NodeHistory
+from accounting.models import Job, NodeHistory
 from tests.cast import login, node
 from tests.conftest import EXAMPLES
 from trees.models import Cluster, Membership, Role
@@ -127,3 +128,65 @@ def test_my_standing_reads_a_bounded_number_of_queries(
     client.force_login(User.objects.get(username="carol"))
     with django_assert_max_num_queries(30):
         assert client.get("/me/").status_code == 200
+
+
+def landing_text(client: Client) -> str:
+    page = client.get("/")
+    assert page.status_code == 200
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.content.decode())))
+
+
+def test_bob_lands_on_where_each_of_his_entities_stands(client: Client) -> None:
+    client.force_login(User.objects.get(username="bob"))
+    text = landing_text(client)
+    hpc = entity_ranking_get(cluster=Cluster.objects.get(name="hpc"))
+    cond_matter = node("hpc", "cond-matter")
+    # cond-matter: factor 0.1996 under physics, which uses 51.5 % of hpc for a 30 % target.
+    assert cond_matter.fairshare_factor < 0.5
+    assert (
+        f"physics / cond-matter {cond_matter.fairshare_factor:.6f}"
+        " over target: its jobs wait behind those under target"
+        f" {hpc.ranks[cond_matter.pk]}th of {hpc.total} physics, over target"
+        " never by decay alone: physics is over target none"
+    ) in text
+    assert "lifesci's usage, which PBS blends into the tree usage below it" in text
+    assert text.index("Your standing") < text.index("Clusters")  # his answer, then the clusters
+    assert "What the numbers mean Factor Fairshare factor" in text
+    page = client.get("/").content.decode()
+    assert f'href="/clusters/hpc/nodes/{cond_matter.pk}/#recovery"' in page
+
+
+def test_a_running_job_shows_on_its_member_s_landing(client: Client) -> None:
+    job = (
+        Job.objects.filter(cluster__name="hpc", state="running", accrued__gt=0, node__isnull=False)
+        .order_by("-accrued")
+        .first()
+    )
+    assert job is not None, "the demo's generated logs end with jobs still running"
+    ann = login(client, "ann", scheduler_user="nobody-runs-as-me")
+    Membership.objects.create(user=ann, node_id=job.node_id, role=Role.MEMBER)
+    text = landing_text(client)
+    start = timezone.localtime(job.start, UTC).strftime("%Y-%m-%d %H:%M")
+    assert f"{job.job_id}: {job.ncpus} CPUs since {start}, {job.accrued:,.0f}" in text
+    assert "Running jobs (usage so far, core-seconds)" in text
+
+
+def test_someone_without_entities_lands_on_the_clusters(client: Client) -> None:
+    client.force_login(User.objects.get(username="alice"))
+    text = landing_text(client)
+    assert "Your standing" not in text
+    assert "Clusters" in text
+    assert "fairtree Slurm Fair Tree fairshare, usage half-life 7 days." in text
+
+
+def test_my_standing_says_over_or_under_and_links_each_recovery(client: Client) -> None:
+    client.force_login(User.objects.get(username="bob"))
+    text = text_of(client)
+    genomics = node("hpc", "genomics")
+    assert "lifesci / genomics" in text
+    assert "over target: its jobs wait behind those under target" in text
+    assert "under target: its jobs are favoured" in text  # dkaya on gpu
+    page = client.get("/me/").content.decode()
+    assert f'href="/clusters/hpc/nodes/{genomics.pk}/#recovery"' in page
+    assert "<dt>7 days</dt>" in page
+    assert "<dt>Back on target</dt>" in page

@@ -1,5 +1,6 @@
 """The tree pages: login, cluster overview, tree JSON, node page and its history."""
 
+import html
 import json
 import re
 from dataclasses import replace
@@ -41,12 +42,27 @@ def test_logging_in_with_a_password_leads_to_the_clusters(client: Client) -> Non
 
 
 @pytest.mark.usefixtures("samples")
-def test_the_index_lists_each_cluster_with_its_pbsfs_listing(client: Client) -> None:
+def test_the_index_lists_each_cluster_and_its_policy_in_words(client: Client) -> None:
     login(client, "ann")
     page = client.get("/").content.decode()
     assert '<a href="/clusters/whitepaper/">whitepaper</a>' in page
-    assert "Fairshare usage units are in: cput" in page
-    assert "L5        : Grp: 210    cgrp: 211  Shares: 10     Usage: 100    Perc: 10.000%" in page
+    assert "decayed by 0.5 every 1 day," in page  # not Python's "1 day, 0:00:00"
+    assert "Your standing" not in page  # ann has no entity
+    assert "Perc:" not in page  # pbsfs -p has moved to its tab on the cluster page
+
+
+@pytest.mark.usefixtures("samples")
+def test_the_cluster_page_has_a_tab_with_the_listing_as_pbsfs_prints_it(client: Client) -> None:
+    login(client, "ann")
+    page = client.get("/clusters/whitepaper/").content.decode()
+    assert 'role="tab" id="tab-listing"' in page
+    assert 'data-url="/clusters/whitepaper/listing.txt"' in page
+    listing = client.get("/clusters/whitepaper/listing.txt")
+    assert listing["Content-Type"] == "text/plain"
+    assert 'filename="whitepaper-pbsfs.txt"' in listing["Content-Disposition"]
+    text = listing.content.decode()
+    assert "Fairshare usage units are in: cput" in text
+    assert "L5        : Grp: 210    cgrp: 211  Shares: 10     Usage: 100    Perc: 10.000%" in text
 
 
 def test_the_index_without_clusters_says_how_to_load_one(client: Client) -> None:
@@ -303,9 +319,10 @@ def test_with_private_usage_a_member_sees_their_path_and_its_siblings_only(
     for stranger in strangers:
         assert client.get(f"/clusters/forum/nodes/{stranger.pk}/").status_code == 404
         assert stranger.pk not in shown or not shown[stranger.pk]["opens"]
-    index = client.get("/").content.decode()
-    readable = Cluster.objects.filter(scheduler="pbs", private_usage=False).count()
-    assert index.count("Fairshare usage units") == readable  # every PBS listing but forum's
+    # The whole tree as pbsfs prints it is for those who read every node: not on forum.
+    assert 'id="tab-listing"' not in client.get("/clusters/forum/").content.decode()
+    assert client.get("/clusters/forum/listing.txt").status_code == 403
+    assert client.get("/clusters/whitepaper/listing.txt").status_code == 200
 
 
 def test_with_private_usage_a_manager_reads_the_subtree_they_manage(
@@ -386,7 +403,7 @@ def test_a_running_job_shows_the_usage_the_cycles_accrued_so_far(client: Client)
         ("whitepaper", ["Shares", "Target %", "Usage (CPU-seconds)", "Share of usage %",
                         "usage/perc", "Tree usage", "Factor"]),
         ("fairtree", ["Shares", "Target %", "Usage (TRES-seconds)", "Share of usage %",
-                      "NormShares", "EffectvUsage", "Level FS", "FairShare", "Rank"]),
+                      "NormShares", "EffectvUsage", "Level FS", "FairShare", "Place"]),
     ],
 )  # fmt: skip
 def test_what_the_numbers_mean_lists_the_page_s_columns_by_their_names(
@@ -397,3 +414,22 @@ def test_what_the_numbers_mean_lists_the_page_s_columns_by_their_names(
     legend = text[text.index("What the numbers mean") :]
     assert re.findall(r"<dt>(.*?)</dt>", legend) == names
     assert "import_" not in legend  # the upload page's figures are not this page's
+
+
+@pytest.mark.usefixtures("samples")
+def test_a_slurm_user_s_place_counts_from_1st_as_on_the_standing_pages(client: Client) -> None:
+    login(client, "ann")
+    ranked = Node.objects.filter(cluster__name="fairtree", fairshare_rank__isnull=False)
+    top, last = ranked.order_by("-fairshare_rank")[0], ranked.order_by("fairshare_rank")[0]
+    assert top.fairshare_rank == top.fairshare_rank_of  # Fair Tree counts down
+    for user, place in ((top, "1st"), (last, f"{last.fairshare_rank_of}th")):
+        text = html.unescape(client.get(f"/clusters/fairtree/nodes/{user.pk}/").content.decode())
+        assert (
+            f"Place {place} of {user.fairshare_rank_of} users (Fair Tree's rank"
+            f" {user.fairshare_rank}, counted the other way)"
+        ) in text
+        legend = text[text.index("What the numbers mean") :]
+        assert re.findall(r"<dt>(.*?)</dt>", legend) == [
+            "Shares", "Target %", "Usage (TRES-seconds)", "NormShares", "EffectvUsage",
+            "Level FS", "FairShare",
+        ]  # fmt: skip
