@@ -1,4 +1,4 @@
-// The cluster page: an icicle chart sized by target share and a table, both filled from
+// The cluster page: a treemap sized by target share and a table, both filled from
 // tree.json a few levels at a time; deeper nodes are fetched when opened.
 "use strict";
 (function () {
@@ -14,6 +14,10 @@
   let rootUsage = 1;
   let sortKey = null;
   let sortDown = true;
+  // The person's entities and every node above them: outlined in the chart, marked in the table.
+  const given = JSON.parse(document.getElementById("tree-mine").textContent);
+  const mine = new Set(given.mine);
+  const above = new Set(given.above);
 
   // Every answer that fails says so on the page (the server's own words when it sent some),
   // and the tree stays as it was.
@@ -126,6 +130,13 @@
     } else {
       name.append(doc.name);
     }
+    if (mine.has(doc.id)) {
+      tr.classList.add("mine");
+      const tag = document.createElement("span");
+      tag.className = "tag";
+      tag.textContent = "yours";
+      name.append(" ", tag);
+    }
     tr.append(name);
     const cells = [
       doc.kind,
@@ -162,20 +173,29 @@
       return;
     }
     open.add(id);
-    if (loaded.has(id)) {
+    loadChildren(id).then(render, () => {
+      open.delete(id);
       render();
-      return;
-    }
-    fetchTree({ node: id, levels: 1 }, "open " + nodes.get(id).name)
-      .then((data) => {
-        take(data.nodes, 1);
-        loaded.add(id);
-        render();
-      })
-      .catch(() => {
-        open.delete(id);
-        render();
-      });
+    });
+  }
+
+  function loadChildren(id) {
+    if (loaded.has(id)) return Promise.resolve();
+    return fetchTree({ node: id, levels: 1 }, "open " + nodes.get(id).name).then((data) => {
+      take(data.nodes, 1);
+      loaded.add(id);
+    });
+  }
+
+  // Opens the path down to each of the person's entities, a level at a time, so the chart and
+  // the table show them however deep they sit.
+  function openMine(rounds) {
+    const next = [...nodes.values()].filter(
+      (doc) => above.has(doc.id) && doc.children > 0 && (!loaded.has(doc.id) || !open.has(doc.id)),
+    );
+    if (!next.length || rounds === 0) return Promise.resolve();
+    next.forEach((doc) => open.add(doc.id));
+    return Promise.all(next.map((doc) => loadChildren(doc.id))).then(() => openMine(rounds - 1));
   }
 
   function colour(doc, by) {
@@ -210,13 +230,14 @@
     return aboveOnTarget < 0 ? "over target" : "on target";
   }
 
-  // ColorBrewer's RdYlGn: plotly.js knows no such name and would fall back to its reds.
-  const RED_YELLOW_GREEN = [
+  // ColorBrewer's RdYlBu, safe for the colour-blind (red-green is not): red over target, blue
+  // under, as the pages' words and tables colour them (site.css).
+  const RED_YELLOW_BLUE = [
     [0, "#d73027"],
     [0.25, "#fc8d59"],
     [0.5, "#ffffbf"],
-    [0.75, "#91cf60"],
-    [1, "#1a9850"],
+    [0.75, "#91bfdb"],
+    [1, "#4575b4"],
   ];
 
   function chart() {
@@ -235,7 +256,11 @@
       "tree-chart",
       [
         {
-          type: "icicle",
+          // A treemap, not an icicle: an icicle spends a column (a third of the width at three
+          // levels) on the root's one block; here the root is the frame the rest fills.
+          type: "treemap",
+          tiling: { packing: "squarify", pad: 2 },
+          pathbar: { visible: true, textfont: { size: 13 } },
           ids: docs.map((doc) => String(doc.id)),
           labels: docs.map((doc) => doc.name),
           parents: docs.map((doc) => (ids.has(doc.parent) ? String(doc.parent) : "")),
@@ -243,7 +268,11 @@
           branchvalues: "remainder",
           marker: {
             colors: docs.map((doc) => colour(doc, by)),
-            colorscale: RED_YELLOW_GREEN,
+            colorscale: RED_YELLOW_BLUE,
+            line: {
+              width: docs.map((doc) => (mine.has(doc.id) ? 4 : above.has(doc.id) ? 2.5 : 1)),
+              color: docs.map((doc) => (mine.has(doc.id) || above.has(doc.id) ? "#111827" : "#ffffff")),
+            },
             reversescale: by === "ratio",
             // Centred on "on target" (factor 0.5, ratio or Level FS 1); Level FS and the ratio
             // have no upper bound, so twice the target is already the far end.
@@ -252,14 +281,44 @@
             showscale: true,
             colorbar: { title: { text: by === "ratio" ? "usage / target" : slurm ? "Level FS" : "factor" } },
           },
-          customdata: docs.map((doc) => [percent(doc.fairshare_perc), colourSaid(doc, by)]),
-          hovertemplate: "%{label}<br>target %{customdata[0]} %<br>%{customdata[1]}<extra></extra>",
+          customdata: docs.map((doc) => [
+            percent(doc.fairshare_perc),
+            colourSaid(doc, by),
+            mine.has(doc.id) ? "<br>yours" : above.has(doc.id) ? "<br>on your path" : "",
+          ]),
+          hovertemplate:
+            "%{label}<br>target %{customdata[0]} %<br>%{customdata[1]}%{customdata[2]}<extra></extra>",
           maxdepth: 3,
+          textinfo: "label",
         },
       ],
       { margin: { t: 10, l: 10, r: 10, b: 10 }, height: 420 },
       { displaylogo: false, responsive: true },
     );
+    if (!clickBound) {
+      clickBound = true;
+      document.getElementById("tree-chart").on("plotly_treemapclick", clicked);
+    }
+  }
+
+  let clickBound = false;
+
+  // A click opens the block's page; with "zooms into it" chosen, plotly zooms as it does,
+  // once the block's children are loaded. Returning false stops plotly's zoom.
+  function clicked(event) {
+    const point = event.points && event.points[0];
+    const doc = point && nodes.get(Number(point.id));
+    if (!doc) return true;
+    const mode = document.querySelector("input[name=click]:checked").value;
+    if (mode === "page") {
+      if (doc.opens) window.location.assign(nodeUrl(doc.id));
+      return false;
+    }
+    if (doc.children > 0 && !loaded.has(doc.id)) {
+      open.add(doc.id);
+      loadChildren(doc.id).then(render, () => {});
+    }
+    return true;
   }
 
   document.querySelectorAll("#tree-table th[data-key]").forEach((th) => {
@@ -294,9 +353,12 @@
       }, () => {});
     }, 250);
   });
-  fetchTree({}, "load the tree").then((data) => {
-    take(data.nodes, 2);
-    if (data.nodes.length) open.add(data.nodes[0].id);
-    render();
-  }, () => {});
+  fetchTree({}, "load the tree")
+    .then((data) => {
+      take(data.nodes, 2);
+      if (data.nodes.length) open.add(data.nodes[0].id);
+      render();
+      return openMine(8);
+    })
+    .then(render, () => {});
 })();

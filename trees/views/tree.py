@@ -26,7 +26,13 @@ from trees.explanations import (
 from trees.models import Cluster, NodeOrigin, Scheduler
 from trees.quantities import cluster_usage_unit
 from trees.selectors.listings import cluster_listing_get
-from trees.selectors.nodes import NodeValues, children_get, node_names_get, siblings_named_get
+from trees.selectors.nodes import (
+    NodeValues,
+    ancestor_ids_get,
+    children_get,
+    node_names_get,
+    siblings_named_get,
+)
 from trees.selectors.standing import recovery_get
 from trees.selectors.tree import Subtree, nodes_named_get, subtree_get
 from trees.selectors.tree_json import tree_json_documents_get
@@ -55,10 +61,13 @@ def cluster_overview(request: HttpRequest, name: str) -> HttpResponse:
     the scheduler's tool prints for it (pbsfs -p, sshare -a -l) on a tab of its own."""
     cluster = cluster_or_404(name)
     access = access_get(user=request.user, cluster=cluster)
+    mine = access.own | access.subtrees
     return render(
         request,
         "trees/cluster.html",
         {
+            # The person's entities and the path above them, which the icicle outlines.
+            "mine": {"mine": sorted(mine), "above": sorted(ancestor_ids_get(mine))},
             "cluster": cluster,
             "slurm": cluster.scheduler == Scheduler.SLURM,
             "unit": cluster_usage_unit(cluster),
