@@ -251,6 +251,7 @@ class Trends:
     children: list[Node]  # the series' nodes: the children, or the node itself when a leaf
     at: list[datetime]
     usage: dict[int, list[float | None]]  # each series' decayed usage at each time
+    perc: dict[int, list[float | None]]  # each series' target share of the machine then
     top: list[UsageRow]  # the entities under the node that were charged most in the period
 
     def usage_share(self, child: Node) -> float:
@@ -264,15 +265,17 @@ def trends_get(*, node: Node, since: datetime | None, top: int = TOP_CONSUMERS) 
     rows = NodeHistory.objects.filter(node__in=children).order_by("at")
     if since is not None:
         rows = rows.filter(at__gte=since)
-    points = list(rows.values_list("node_id", "at", "usage"))
-    at = sorted({moment for _, moment, _ in points})
+    points = list(rows.values_list("node_id", "at", "usage", "fairshare_perc"))
+    at = sorted({point[1] for point in points})
     place = {moment: index for index, moment in enumerate(at)}
     usage: dict[int, list[float | None]] = {child.pk: [None] * len(at) for child in children}
-    for pk, moment, value in points:
+    perc: dict[int, list[float | None]] = {child.pk: [None] * len(at) for child in children}
+    for pk, moment, value, target in points:
         usage[pk][place[moment]] = value
+        perc[pk][place[moment]] = target
     under = [node.pk, *descendant_ids_get([node.pk])]
     report = usage_report_get(cluster=node.cluster, by="entity", since=since, nodes=under)
-    return Trends(children, at, usage, report[:top])
+    return Trends(children, at, usage, perc, report[:top])
 
 
 def upload_get(*, upload_id: int) -> FilesUpload:

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from accounting.selectors import Trends, trends_get
 from trees.access import Access, access_get
+from trees.engine.trends import far_over_target, shares_over_time
 from trees.explanations import EXPLANATIONS
 from trees.models import Cluster, Node, Scheduler
 from trees.quantities import cluster_usage_unit, percent_text
@@ -31,10 +32,14 @@ def trends_page(request: HttpRequest, name: str) -> HttpResponse:
     if not at.access.manages(at.ids):
         raise PermissionDenied("trends are for the managers of this part of the tree")
     span = choice_parameter(request, "range", "30d", [*HISTORY_RANGES, "all"])
-    since = None if span == "all" else timezone.now() - HISTORY_RANGES[span]
+    now = timezone.now()
+    since = None if span == "all" else now - HISTORY_RANGES[span]
     trends = trends_get(node=node, since=since)
     if request.GET.get("format") == "csv":
         return _csv(cluster, node, span, trends)
+    usage_shares = shares_over_time(trends.usage)
+    target_shares = shares_over_time(trends.perc)
+    names = {child.pk: child.name for child in trends.children}
     return render(
         request,
         "trees/trends.html",
@@ -43,6 +48,8 @@ def trends_page(request: HttpRequest, name: str) -> HttpResponse:
             "node": node,
             "path": path,
             "span": span,
+            "since": since,
+            "now": now,
             "ranges": [*HISTORY_RANGES, "all"],
             "trends": trends,
             "slurm": cluster.scheduler == Scheduler.SLURM,
@@ -52,10 +59,19 @@ def trends_page(request: HttpRequest, name: str) -> HttpResponse:
                 "unit": cluster_usage_unit(cluster).name,
                 "at": [moment.isoformat() for moment in trends.at],
                 "series": [
-                    {"name": child.name, "usage": trends.usage[child.pk]}
+                    {
+                        "name": child.name,
+                        "usage": trends.usage[child.pk],
+                        "usage_share": usage_shares[child.pk],
+                        "target_share": target_shares[child.pk],
+                    }
                     for child in trends.children
                 ],
             },
+            "far_over": [
+                (names[over.child], over) for over in far_over_target(usage_shares, target_shares)
+            ],
+            "siblings": len(trends.children) > 1,
             "explain": EXPLANATIONS,
         },
     )

@@ -1,7 +1,9 @@
 """Trends: a node's children's usage over time, shares against targets, top consumers, CSV."""
 
 import csv
+import html
 import io
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -132,3 +134,43 @@ def test_a_period_without_two_cycles_says_so_instead_of_an_empty_chart(client: C
     text = client.get("/clusters/whitepaper/trends/").content.decode()
     assert "No cycle has run in this range yet: the chart starts with the first two." in text
     assert 'id="trends-chart"' not in text
+
+
+def test_the_share_of_usage_against_target_over_time_calls_out_a_child_far_over(
+    client: Client,
+) -> None:
+    physics = node("hpc", "physics")
+    first, second = physics.children.order_by("-group_perc", "name")[:2]
+    NodeHistory.objects.filter(node__parent=physics).delete()
+    start = timezone.now() - timedelta(days=2)
+    # Equal targets (0.1 each: 50 % of the pair); `first` uses 90 % then 80 % of the pair.
+    for step, (a, b) in enumerate([(90.0, 10.0), (80.0, 20.0)]):
+        for child, usage in ((first, a), (second, b)):
+            NodeHistory.objects.create(
+                node=child, at=start + timedelta(hours=step), usage=usage, fairshare_perc=0.1,
+                fairshare_tree_usage=0.1, fairshare_factor=0.5,
+            )  # fmt: skip
+    carol(client)
+    page = client.get("/clusters/hpc/trends/", {"node": str(physics.pk), "range": "7d"})
+    text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.content.decode())))
+    assert (
+        f"{first.name} ran far over target in this period: on average 85.000000 % of physics's"
+        " usage for a target of 50.000000 %, 1.7 times its target."
+    ) in text
+    assert f"{second.name} ran far over" not in text
+    series = page.context["series"]
+    by_name = {entry["name"]: entry for entry in series["series"]}
+    assert by_name[first.name]["usage_share"] == [0.9, 0.8]
+    assert by_name[second.name]["target_share"] == [0.5, 0.5]
+    assert 'id="shares-chart"' in page.content.decode()
+    assert "From " in text
+    assert "UTC: 2 kept cycles." in text
+
+
+def test_without_a_child_far_over_target_the_page_says_so(client: Client) -> None:
+    physics = node("hpc", "physics")
+    first, second = hand_made(physics)  # 10/30, 20/20, 30/10: the pair's means are equal
+    NodeHistory.objects.filter(node__parent=physics).exclude(node__in=[first, second]).delete()
+    carol(client)
+    text = client.get("/clusters/hpc/trends/", {"node": str(physics.pk)}).content.decode()
+    assert "No child ran far over its target in this period" in text
