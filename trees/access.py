@@ -89,3 +89,11 @@ def visible_ids_get(*, access: Access) -> frozenset[int] | None:
     read = access.subtrees | descendant_ids_get(access.subtrees) | access.own
     beside = Node.objects.filter(parent_id__in=access.on_path).values_list("id", flat=True)
     return frozenset(read | access.on_path | set(beside))
+
+
+def readable_ids_get(*, access: Access) -> frozenset[int] | None:
+    """Every node the person reads in full (`Access.reads`), for suggestions of what they may
+    ask about; None when they read the whole tree."""
+    if access.whole_tree:
+        return None
+    return frozenset(access.subtrees | descendant_ids_get(access.subtrees) | access.own)

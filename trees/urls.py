@@ -36,6 +36,7 @@ urlpatterns = [
     ),
     path("me/", standing.my_standing, name="me"),
     path("clusters/<slug:name>/compare/", compare.compare_page, name="compare"),
+    path("clusters/<slug:name>/compare/names.json", compare.compare_names, name="compare-names"),
     path(
         "clusters/<slug:name>/nodes/<id:node_id>/recovery.json",
         tree.node_recovery_json,

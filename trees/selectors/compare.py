@@ -8,7 +8,7 @@ from trees.engine.pbs import compare_at
 from trees.engine.pbs import compute as pbs_compute
 from trees.engine.slurm import Algorithm, association_find, association_label, compute
 from trees.engine.slurm import compare as fair_tree_compare
-from trees.models import Cluster, Node, Scheduler
+from trees.models import Cluster, Node, NodeKind, Scheduler
 from trees.selectors.pbs import pbs_tree_get
 from trees.selectors.slurm import slurm_node_ids_get, slurm_state_get
 
@@ -108,3 +108,24 @@ def labelled_ids_get(*, cluster: Cluster, label: str) -> list[int]:
     if user:
         return [ids[(account, user)]] if (account, user) in ids else []
     return [pk for (name, user_name), pk in ids.items() if (user_name or name) == label]
+
+
+SUGGESTED = 20
+
+
+def comparable_labels_get(
+    *, cluster: Cluster, text: str, among: frozenset[int] | None, limit: int = SUGGESTED
+) -> list[str]:
+    """The labels a comparison accepts for the nodes whose name contains `text` (case aside),
+    the first `limit` by name: PBS, the name; Slurm, `ACCOUNT` or `ACCOUNT:USER`. `among`: the
+    only nodes that may be named (None: any)."""
+    found = Node.objects.filter(cluster=cluster, name__icontains=text)
+    if among is not None:
+        found = found.filter(pk__in=among)
+    rows = found.order_by("name", "parent__name").values_list("name", "kind", "parent__name")
+    slurm = cluster.scheduler == Scheduler.SLURM
+    labels = [
+        f"{parent}:{name}" if slurm and kind == NodeKind.USER and parent else name
+        for name, kind, parent in rows[: limit * 2]
+    ]
+    return list(dict.fromkeys(labels))[:limit]

@@ -5,17 +5,24 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from trees.access import Access, access_get
+from trees.access import Access, access_get, readable_ids_get
 from trees.explanations import (
     EXPLANATIONS,
     pbs_comparison_explained,
     slurm_comparison_explained,
 )
 from trees.models import Cluster, Scheduler
-from trees.selectors.compare import labelled_ids_get, pbs_compare_get, slurm_compare_get
+from trees.quantities import cluster_usage_unit
+from trees.selectors.compare import (
+    comparable_labels_get,
+    labelled_ids_get,
+    pbs_compare_get,
+    slurm_compare_get,
+)
 from trees.selectors.nodes import ancestor_ids_get
+from trees.views.documents import document_response
 from trees.views.lookup import cluster_or_404
-from trees.views.parameters import MAX_NAME
+from trees.views.parameters import MAX_NAME, BadParameter, text_parameter
 
 
 def compare_page(request: HttpRequest, name: str) -> HttpResponse:
@@ -47,7 +54,7 @@ def compare_page(request: HttpRequest, name: str) -> HttpResponse:
             context["lines"] = [slurm_comparison_explained(comparison)]
         else:
             answer = pbs_compare_get(cluster=cluster, a=a, b=b)
-            unit = cluster.fairshare_usage_res
+            unit = cluster_usage_unit(cluster).name
             context["winner"], context["lines"] = (
                 answer.winner,
                 pbs_comparison_explained(answer, unit),
@@ -57,6 +64,20 @@ def compare_page(request: HttpRequest, name: str) -> HttpResponse:
         return render(request, "trees/compare.html", context, status=400)
     context["answered"] = True
     return render(request, "trees/compare.html", context)
+
+
+def compare_names(request: HttpRequest, name: str) -> HttpResponse:
+    """The labels the compare form accepts for the nodes whose name contains `q`, of those
+    the person may read: the form's suggestions as they type."""
+    cluster = cluster_or_404(name)
+    text = text_parameter(request, "q", max_length=MAX_NAME, required=True)
+    if text is None:
+        raise BadParameter("q", "is required: the part of a name typed so far")
+    access = access_get(user=request.user, cluster=cluster)
+    among = readable_ids_get(access=access)
+    return document_response(
+        {"names": comparable_labels_get(cluster=cluster, text=text, among=among)}
+    )
 
 
 def _reads(cluster: Cluster, access: Access, label: str) -> bool:

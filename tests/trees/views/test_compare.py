@@ -4,6 +4,7 @@ import html
 import re
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 
 from tests.cast import login
@@ -53,7 +54,7 @@ def test_the_deciding_level_and_what_would_change_it_by_hand(client: Client) -> 
     )
     assert "L5 is more deserving than L1" in text
     assert "B1's usage falling below 200.5" in text
-    assert "B2 using more than 1.0 more (cput)" in text
+    assert "B2 using more than 1.0 more (CPU-seconds)" in text
     assert "target share rising above 10.024938 %" in text  # 201 / 2005, as pbsfs prints it
 
 
@@ -95,3 +96,32 @@ def test_unknown_names_and_names_not_readable_are_the_same_400(client: Client) -
     )
     assert client.get("/clusters/nowhere/compare/").status_code == 404
     assert client.get("/clusters/hpc/compare/").status_code == 200
+
+
+@pytest.mark.usefixtures("demo")
+def test_the_form_suggests_the_names_a_person_may_read_as_they_type(client: Client) -> None:
+    client.force_login(User.objects.get(username="alice"))
+    names = client.get("/clusters/hpc/compare/names.json", {"q": "MATTER"}).json()["names"]
+    assert "cond-matter" in names  # case aside, a part of the name
+    assert all("matter" in name.lower() for name in names)
+    slurm = client.get("/clusters/fairtree/compare/names.json", {"q": "an"}).json()["names"]
+    assert "astro:ana" in slurm  # Slurm's users as ACCOUNT:USER, as the form takes them
+    assert "ml:ana" in slurm
+    assert client.get("/clusters/hpc/compare/names.json").status_code == 400
+    assert client.get("/clusters/hpc/compare/names.json", {"q": "x" * 300}).status_code == 400
+    page = client.get("/clusters/hpc/compare/").content.decode()
+    assert 'list="names-a"' in page
+    assert 'data-names-url="/clusters/hpc/compare/names.json"' in page
+
+
+@pytest.mark.usefixtures("demo")
+def test_suggestions_leave_out_what_the_person_may_not_read(client: Client) -> None:
+    hpc = Cluster.objects.get(name="hpc")
+    hpc.private_usage = True
+    hpc.save()
+    client.force_login(User.objects.get(username="bob"))  # cond-matter and genomics
+    names = client.get("/clusters/hpc/compare/names.json", {"q": "e"}).json()["names"]
+    assert "cond-matter" in names
+    assert "genomics" in names
+    assert "gravwaves" not in names  # cond-matter's sibling: seen as a total, not read
+    assert "physics" not in names

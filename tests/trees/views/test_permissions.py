@@ -57,6 +57,11 @@ MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
         OPEN,
         (302, 400, 400, 200, 200),
     ),
+    "trees:compare-names": (
+        "/clusters/hpc/compare/names.json?q=matter",
+        OPEN,
+        OPEN,  # answers with the names each may read, none for `other`
+    ),
     "trees:node-edit": (
         "/clusters/hpc/nodes/{mine}/edit/",
         ADMINS,
