@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views import defaults
 from django.views.decorators.csrf import requires_csrf_token
@@ -36,15 +36,26 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     return error_response(request, 400, GENERIC_400)
 
 
+NOT_FOUND = "There is no such page, or it is not one you can see."
+# What the views' own 404s say, as the page's sentence; anything else (the URL resolver's
+# list of patterns) gets the plain one.
+NOT_FOUND_SAID = {
+    "no such cluster": "There is no such cluster here.",
+    "no such node": "There is no such node in this cluster, or it is not one you can see.",
+}
+
+
 @requires_csrf_token
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    return error_response(request, 404, "There is no such page, or it is not one you can see.")
+    said = exception.args[0] if type(exception) is Http404 and exception.args else None
+    message = NOT_FOUND_SAID.get(said, NOT_FOUND) if isinstance(said, str) else NOT_FOUND
+    return error_response(request, 404, message)
 
 
 @requires_csrf_token
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
     """The reason is the view's own sentence (never the request's content)."""
-    return error_response(request, 403, str(exception) or "This page is not for you.")
+    return error_response(request, 403, str(exception) or "this page is for the site's admins")
 
 
 @requires_csrf_token

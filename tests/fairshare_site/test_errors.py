@@ -110,3 +110,27 @@ def test_a_request_django_refuses_gets_the_sites_400_page(client: Client) -> Non
     assert response.status_code == 400
     assert b"<h1>Bad request</h1>" in response.content
     assert b"<script>" not in response.content
+
+
+def test_a_failure_is_the_site_s_500_page_with_its_frame_and_a_way_back(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    login(client, "ann")
+
+    def failing(**_: object) -> None:
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr("trees.views.standing.clusters_list", failing)
+    client.raise_request_exception = False
+    response = client.get("/")
+    assert response.status_code == 500
+    page = response.content.decode()
+    assert "<h1>Something went wrong</h1>" in page
+    assert "Nothing you sent was stored half-way." in page
+    assert (
+        '<nav aria-label="Site"><a href="/">Clusters</a> <a href="/me/">My standing</a></nav>'
+        in page
+    )
+    assert "the database went away" not in page  # the log holds it, not the page
+    json_answer = client.get("/clusters/whitepaper/compare/names.json?q=L")
+    assert json_answer.status_code == 200  # a page that does not fail still answers

@@ -65,20 +65,27 @@ def test_a_missing_cluster_or_node_and_a_refusal_are_the_site_s_pages_with_debug
 ) -> None:
     settings.DEBUG = True  # the embedded default's: Django would show its technical pages
     login(client, "ann")
-    for path in ("/clusters/nope/", "/clusters/whitepaper/nodes/999999/"):
+    for path, why in (
+        ("/clusters/nope/", "There is no such cluster here."),
+        (
+            "/clusters/whitepaper/nodes/999999/",
+            "There is no such node in this cluster, or it is not one you can see.",
+        ),
+    ):
         page = client.get(path)
         assert page.status_code == 404
         text = page.content.decode()
         assert "Fairshare dashboard" in text, path
+        assert f"<p>{why}</p>" in text, path
         assert "Back to the clusters" in text, path
         assert "Using the URLconf" not in text  # not Django's page listing every URL
     assert client.get("/clusters/whitepaper/nodes/999999/history.json").json() == {
-        "error": "There is no such page, or it is not one you can see."
+        "error": "There is no such node in this cluster, or it is not one you can see."
     }
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="django.request"):
         page = client.get("/clusters/whitepaper/audit/")
     assert page.status_code == 403
-    assert "the audit trail is for admins" in page.content.decode()
+    assert "You may not open this page: the audit trail is for admins." in page.content.decode()
     assert "Back to the clusters" in page.content.decode()
     assert [record.exc_info for record in caplog.records] == [None]  # one line, no traceback
