@@ -34,6 +34,15 @@ class ChildForm(forms.Form):
     shares = forms.IntegerField(min_value=0, max_value=INT_MAX, required=False)
     remove = forms.BooleanField(required=False)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The table's head names the columns; each input also says whose it is, to a screen
+        # reader that lands on it alone.
+        whose = self.initial.get("original") or "the new child"
+        for field, said in (("name", "Name of"), ("shares", "Shares of"), ("parent", "Parent of"),
+                            ("remove", "Remove")):  # fmt: skip
+            self.fields[field].widget.attrs["aria-label"] = f"{said} {whose}"
+
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if self.blank():

@@ -260,7 +260,9 @@
           // levels) on the root's one block; here the root is the frame the rest fills.
           type: "treemap",
           tiling: { packing: "squarify", pad: 2 },
-          pathbar: { visible: true, textfont: { size: 13 } },
+          // No path bar: drawn again zoomed (`level`) it draws NaN paths (plotly.js 3); the top
+          // block of a zoomed view zooms back out instead.
+          pathbar: { visible: false },
           ids: docs.map((doc) => String(doc.id)),
           labels: docs.map((doc) => doc.name),
           parents: docs.map((doc) => (ids.has(doc.parent) ? String(doc.parent) : "")),
@@ -289,6 +291,7 @@
           hovertemplate:
             "%{label}<br>target %{customdata[0]} %<br>%{customdata[1]}%{customdata[2]}<extra></extra>",
           maxdepth: 3,
+          level: zoomLevel,
           textinfo: "label",
         },
       ],
@@ -302,6 +305,7 @@
   }
 
   let clickBound = false;
+  let zoomLevel = ""; // the block the treemap is zoomed into ("": the whole tree)
 
   // A click opens the block's page; with "zooms into it" chosen, plotly zooms as it does,
   // once the block's children are loaded. Returning false stops plotly's zoom.
@@ -314,9 +318,13 @@
       if (doc.opens) window.location.assign(nodeUrl(doc.id));
       return false;
     }
+    zoomLevel = event.nextLevel || "";
     if (doc.children > 0 && !loaded.has(doc.id)) {
+      // Drawn again with its children once they come, zoomed by `level`: redrawing in the
+      // middle of plotly's own zoom would leave it half way.
       open.add(doc.id);
       loadChildren(doc.id).then(render, () => {});
+      return false;
     }
     return true;
   }

@@ -10,7 +10,7 @@ from tests.e2e.conftest import expect_status, shot
 
 
 def test_bob_sees_his_standing_and_opens_his_most_deserving_entity(bob: Page) -> None:
-    bob.get_by_role("link", name="My standing").click()
+    bob.get_by_role("navigation").get_by_role("link", name="My standing").click()
     expect(bob.get_by_role("heading", name="My standing")).to_be_visible()
     expect(bob.locator("main code").first).to_have_text("dkaya")
     hpc = bob.locator("section.standing").filter(has=bob.get_by_role("link", name="hpc"))
@@ -49,6 +49,14 @@ def test_bob_compares_his_project_with_a_sibling(bob: Page) -> None:
     expect(bob.locator("main")).to_contain_text("physics")
     shot(bob, "compare-hpc")
 
+    # Suggestions as he types: the names he may read that hold what he typed.
+    bob.get_by_label("A").fill("")
+    with bob.expect_response(re.compile(r"compare/names\.json\?q=matt$")):
+        bob.get_by_label("A").press_sequentially("matt")
+    expect(bob.locator("#names-a option")).to_have_count(1)
+    expect(bob.locator("#names-a option")).to_have_attribute("value", "cond-matter")
+    bob.get_by_label("A").fill("cond-matter")
+
     bob.get_by_label("B").fill("no-such-entity")
     expect_status(bob, 400, "/clusters/hpc/compare/?a=cond-matter&b=no-such-entity")
     bob.get_by_role("button", name="Compare").click()
@@ -62,6 +70,14 @@ def test_carol_follows_the_trends_of_physics_down_to_a_project(carol: Page) -> N
     expect(carol.get_by_role("link", name="30d")).to_have_attribute("aria-current", "true")
     expect(carol.locator("table.shares tbody tr")).to_have_count(7)
     expect(carol.locator("#trends-chart g.trace.scatter")).to_have_count(7)
+    # Each child's share of usage and its target over time: two lines a child, in the legend.
+    expect(carol.locator("#shares-chart g.trace.scatter")).to_have_count(14)
+    expect(carol.locator("#shares-chart .legendtext").first).to_have_text(
+        re.compile(r"^[\w-]+: share of usage$")
+    )
+    expect(carol.locator("#shares-chart .ytitle")).to_have_text("share of the siblings' usage (%)")
+    expect(carol.locator("p.callout").first).to_contain_text("ran far over target")
+    expect(carol.locator("p.period")).to_contain_text(re.compile(r"^From \d{4}-\d\d-\d\d"))
     expect(carol.locator("table.top tbody tr").first).to_be_visible()
     shot(carol, "trends-hpc-physics")
 
@@ -132,3 +148,43 @@ def test_alice_sets_a_cluster_s_decay_with_a_reason(alice: Page) -> None:
     expect(changes.first).to_contain_text("86400 s → 43200 s")
     expect(changes.first).to_contain_text("faster recovery, policy of 2026-11")
     shot(alice, "settings-forum")
+
+
+def test_a_refusal_is_the_site_s_page_with_its_reason(bob: Page) -> None:
+    expect_status(bob, 403, "/clusters/hpc/audit/")
+    answer = bob.goto("/clusters/hpc/audit/")
+    assert answer is not None
+    assert answer.status == 403
+    expect(bob.get_by_role("heading", name="Not allowed")).to_be_visible()
+    expect(bob.locator("main")).to_contain_text(
+        "You may not open this page: the audit trail is for admins."
+    )
+    expect(bob.get_by_role("navigation").get_by_role("link", name="My standing")).to_be_visible()
+    bob.get_by_role("link", name="Back to the clusters").click()
+    expect(bob.get_by_role("heading", name="Your standing")).to_be_visible()
+    shot(bob, "forbidden-audit")
+
+
+def test_the_white_paper_s_l5_reads_its_target_as_pbsfs_g_prints_it(bob: Page) -> None:
+    bob.goto("/clusters/whitepaper/")
+    bob.get_by_label("Search by name").fill("L5")
+    bob.locator("#tree-table tr.found").get_by_role("link", name="L5").click()
+    expect(bob.get_by_role("heading", name="L5")).to_be_visible()
+    last = bob.locator("table.path tbody tr").last
+    expect(last.locator("td").nth(2)).to_have_text("10.000001")
+    expect(bob.locator("main")).to_contain_text("Target share 10.000001 % of the machine")
+    shot(bob, "node-whitepaper-l5")
+
+
+def test_the_node_page_prints_its_numbers_without_the_controls(bob: Page) -> None:
+    bob.goto("/clusters/hpc/")
+    bob.locator("#tree-table").get_by_role("link", name="cond-matter").click()
+    expect(bob.locator("#history-usage g.trace.scatter").first).to_be_visible()
+    bob.emulate_media(media="print")
+    expect(bob.locator("header nav")).to_be_hidden()
+    expect(bob.locator("p.ranges")).to_be_hidden()
+    expect(bob.locator("table.path")).to_be_visible()
+    expect(bob.locator("#history-usage")).to_be_visible()
+    bob.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+    expect(bob.locator("details.legend dl")).to_be_visible()  # opened for the print
+    shot(bob, "print-node-hpc-cond-matter")

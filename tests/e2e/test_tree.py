@@ -15,32 +15,68 @@ def org_usages(page: Page) -> list[float]:
     return [float(row[4].replace(",", "")) for row in cells[1:] if row[1] == "organization"]
 
 
-def test_the_index_lists_every_cluster_with_its_scheduler_listing(alice: Page) -> None:
+def test_the_clusters_follow_and_each_prints_its_listing_on_a_tab(alice: Page) -> None:
     for name in ("fairtree", "forum", "gpu", "hpc", "whitepaper"):
-        expect(alice.get_by_role("link", name=name, exact=True)).to_be_visible()
-    expect(alice.locator("pre.pbsfs")).to_have_count(5)
-    hpc = alice.locator("section.cluster").filter(has=alice.get_by_role("link", name="hpc"))
-    expect(hpc.locator("pre.pbsfs")).to_contain_text("cond-matter")
-    fairtree = alice.locator("section.cluster").filter(has_text="sshare -a -l")
-    expect(fairtree.locator("pre.pbsfs")).to_contain_text("LevelFS")
+        expect(
+            alice.locator("div.clusters").get_by_role("link", name=name, exact=True)
+        ).to_be_visible()
+    expect(alice.locator("pre.pbsfs")).to_have_count(0)  # no wall of text on the front page
     shot(alice, "index")
 
+    alice.goto("/clusters/hpc/")
+    listing = alice.locator("#panel-listing pre")
+    expect(listing).to_be_hidden()
+    alice.get_by_role("tab", name="As pbsfs -p prints it").click()
+    expect(listing).to_contain_text("cond-matter")
+    expect(alice.get_by_role("tab", name="As pbsfs -p prints it")).to_have_attribute(
+        "aria-selected", "true"
+    )
+    expect(alice.locator("#tree-chart")).to_be_hidden()
+    shot(alice, "cluster-hpc-listing")
+    alice.get_by_role("tab", name="As pbsfs -p prints it").press("ArrowLeft")
+    expect(alice.locator("#tree-chart")).to_be_visible()
 
-def test_bob_drills_from_the_cluster_chart_and_table_to_his_project(bob: Page) -> None:
-    bob.get_by_role("link", name="hpc", exact=True).click()
-    expect(bob.get_by_role("heading", name="hpc PBS Professional / OpenPBS")).to_be_visible()
-    # TREEROOT opened on its six organizations; the icicle holds them and their projects.
-    expect(bob.locator("#tree-table tbody tr")).to_have_count(7)
-    expect(bob.locator("#tree-chart g.slice")).to_have_count(38)
-    expect(bob.locator("#tree-chart .cbtitle")).to_have_text("factor")
+    alice.goto("/clusters/fairtree/")
+    alice.get_by_role("tab", name="As sshare -a -l prints it").click()
+    expect(alice.locator("#panel-listing pre")).to_contain_text("LevelFS")
+    # Never cut off: the box scrolls what is wider than the page, and the file has it all.
+    whole = alice.request.get("/clusters/fairtree/listing.txt").text()
+    assert alice.locator("#panel-listing pre").text_content() == whole
+
+
+def test_bob_lands_on_his_standing_and_the_tree_outlines_his_entities(bob: Page) -> None:
+    hpc = bob.locator("section.standing").filter(has=bob.get_by_role("link", name="hpc"))
+    row = hpc.locator("tr").filter(has=bob.get_by_role("link", name="physics / cond-matter"))
+    expect(row).to_contain_text("over target: its jobs wait behind those under target")
+    expect(row).to_contain_text("physics, over target")
+    expect(row).to_contain_text("never by decay alone: physics is over target")
+    shot(bob, "landing-bob")
+
+    bob.goto("/clusters/hpc/")
+    # His projects show, marked, their path opened for him (TREEROOT, physics and lifesci).
+    mine = bob.locator("#tree-table tr.mine")
+    expect(mine).to_have_count(2)
+    expect(mine.first).to_contain_text("yours")
+    expect(bob.get_by_role("button", name="close physics")).to_be_visible()
+    expect(bob.get_by_role("button", name="close lifesci")).to_be_visible()
+    widths = bob.evaluate(
+        """() => {
+          const trace = document.getElementById('tree-chart').data[0];
+          const width = (name) => trace.marker.line.width[trace.labels.indexOf(name)];
+          return [width('cond-matter'), width('physics'), width('chemistry')];
+        }"""
+    )
+    assert widths == [4, 2.5, 1]  # his entity, a group on his path, someone else's
+    # The root is the frame, not a column: the first organization's block starts at the left.
+    frame = bob.locator("#tree-chart").bounding_box()
+    physics = bob.locator("#tree-chart g.slice").filter(has_text="physics").first.bounding_box()
+    assert frame is not None
+    assert physics is not None
+    assert physics["x"] - frame["x"] < frame["width"] / 10
     shot(bob, "cluster-hpc")
 
     bob.get_by_label("usage against target").check()
     expect(bob.locator("#tree-chart .cbtitle")).to_have_text("usage / target")
-
-    bob.get_by_role("button", name="open physics").click()
-    expect(bob.locator("#tree-table tbody tr")).to_have_count(14)
-    expect(bob.get_by_role("link", name="cond-matter")).to_be_visible()
 
     bob.locator("#tree-table th[data-key=usage]").click()
     usages = org_usages(bob)
@@ -53,11 +89,29 @@ def test_bob_drills_from_the_cluster_chart_and_table_to_his_project(bob: Page) -
     expect(bob.locator("#tree-table tr.found")).to_contain_text("genomics")
     shot(bob, "cluster-hpc-search")
 
-    bob.get_by_role("link", name="cond-matter").click()
+    # A click on a block opens its page.
+    bob.locator("#tree-chart g.slice").filter(has_text="cond-matter").first.click()
     expect(bob.get_by_role("heading", name="cond-matter project")).to_be_visible()
     expect(bob.locator("p.crumbs")).to_have_text(
         re.compile(r"hpc\s*/\s*TREEROOT\s*/\s*physics\s*/\s*cond-matter")
     )
+
+
+def test_zooming_into_a_block_stays_on_the_page_and_loads_its_children(alice: Page) -> None:
+    alice.goto("/clusters/gpu/")
+    alice.get_by_label("zooms into it").check()
+    with alice.expect_response(re.compile(r"tree\.json\?node=(\d+)&levels=1$")) as answer:
+        alice.locator("#tree-chart g.slice").filter(has_text="cond-matter").first.click()
+    documents = answer.value.json()["nodes"]
+    assert any(doc["kind"] == "user" for doc in documents)
+    expect(alice).to_have_url(re.compile(r"/clusters/gpu/$"))
+    level = "() => document.getElementById('tree-chart').data[0].level"
+    assert alice.evaluate(level) == str(documents[0]["id"])  # zoomed into cond-matter
+    expect(alice.locator("#tree-chart g.slice").first).to_contain_text("cond-matter")
+    shot(alice, "cluster-gpu-zoomed")
+    # Its top block zooms back out, to its parent physics.
+    alice.locator("#tree-chart g.slice").first.click(position={"x": 20, "y": 8})
+    expect(alice.locator("#tree-chart g.slice").first).to_contain_text("physics")
 
 
 def test_a_node_page_draws_its_history_and_recovery_and_reloads_a_range(bob: Page) -> None:
@@ -110,12 +164,12 @@ def test_a_slurm_cluster_shows_fair_tree_columns(carol: Page) -> None:
     shot(carol, "cluster-fairtree")
 
 
-def test_an_answer_that_fails_says_so_on_the_page_and_keeps_the_tree(bob: Page) -> None:
-    bob.get_by_role("link", name="hpc", exact=True).click()
-    rows = bob.locator("#tree-table tbody tr")
+def test_an_answer_that_fails_says_so_on_the_page_and_keeps_the_tree(alice: Page) -> None:
+    alice.goto("/clusters/hpc/")  # no entity of hers to open: TREEROOT and its six
+    rows = alice.locator("#tree-table tbody tr")
     expect(rows).to_have_count(7)
-    expect_status(bob, 503, "/clusters/hpc/tree.json?q=genomics")
-    bob.route(
+    expect_status(alice, 503, "/clusters/hpc/tree.json?q=genomics")
+    alice.route(
         re.compile(r"/tree\.json\?q="),
         lambda route: route.fulfill(
             status=503,
@@ -123,17 +177,17 @@ def test_an_answer_that_fails_says_so_on_the_page_and_keeps_the_tree(bob: Page) 
             body='{"error": "the database is restarting"}',
         ),
     )
-    bob.get_by_label("Search by name").fill("genomics")
-    expect(bob.locator("#tree-status")).to_have_text(
+    alice.get_by_label("Search by name").fill("genomics")
+    expect(alice.locator("#tree-status")).to_have_text(
         "Could not search the tree: the database is restarting. Try again, or reload the page."
     )
     expect(rows).to_have_count(7)
-    shot(bob, "cluster-hpc-failed-answer")
+    shot(alice, "cluster-hpc-failed-answer")
 
-    bob.unroute(re.compile(r"/tree\.json\?q="))
-    bob.get_by_label("Search by name").fill("genomic")  # a new answer clears the message
-    expect(bob.locator("#tree-table tr.found")).to_contain_text("genomics")
-    expect(bob.locator("#tree-status")).to_be_hidden()
+    alice.unroute(re.compile(r"/tree\.json\?q="))
+    alice.get_by_label("Search by name").fill("genomic")  # a new answer clears the message
+    expect(alice.locator("#tree-table tr.found")).to_contain_text("genomics")
+    expect(alice.locator("#tree-status")).to_be_hidden()
 
 
 def test_targets_read_as_pbsfs_prints_them_and_the_hover_names_the_colour(bob: Page) -> None:
@@ -148,9 +202,10 @@ def test_targets_read_as_pbsfs_prints_them_and_the_hover_names_the_colour(bob: P
         "() => { const trace = document.getElementById('tree-chart').data[0];"
         " return Object.fromEntries(trace.labels.map((name, i) => [name, trace.customdata[i]])); }"
     )
-    target, colour = hovers["B2"]
+    target, colour, yours = hovers["B2"]
     assert target == "20.000000"
     assert re.fullmatch(r"factor 0\.\d\d \((under|over|on) target\)", colour), colour
+    assert yours == ""  # bob has no entity on the white paper's tree
     bob.get_by_label("usage against target").check()
     hovers = bob.evaluate(
         "() => document.getElementById('tree-chart').data[0].customdata.map((data) => data[1])"

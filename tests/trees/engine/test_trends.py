@@ -21,7 +21,7 @@ def test_shares_are_each_child_s_part_of_the_known_total_at_each_moment() -> Non
 def test_the_shares_at_a_moment_add_up_to_one(values: dict[int, list[float]]) -> None:
     shares = shares_over_time(values)
     for moment in range(3):
-        known = [series[moment] for series in shares.values() if series[moment] is not None]
+        known = [value for series in shares.values() if (value := series[moment]) is not None]
         if known:
             assert sum(known) == pytest.approx(1.0)
 

@@ -163,8 +163,9 @@ def test_a_running_job_shows_on_its_member_s_landing(client: Client) -> None:
         .first()
     )
     assert job is not None, "the demo's generated logs end with jobs still running"
+    assert job.node is not None
     ann = login(client, "ann", scheduler_user="nobody-runs-as-me")
-    Membership.objects.create(user=ann, node_id=job.node_id, role=Role.MEMBER)
+    Membership.objects.create(user=ann, node=job.node, role=Role.MEMBER)
     text = landing_text(client)
     start = timezone.localtime(job.start, UTC).strftime("%Y-%m-%d %H:%M")
     assert f"{job.job_id}: {job.ncpus} CPUs since {start}, {job.accrued:,.0f}" in text
