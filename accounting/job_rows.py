@@ -110,6 +110,9 @@ class Preparation:
     max_decompressed: int | None = None
 
 
+_NOT_OVER = frozenset({JobState.RUNNING, JobState.QUEUED})
+
+
 class DecompressedTooLarge(Exception):
     """A compressed file unpacked past Preparation.max_decompressed."""
 
@@ -148,6 +151,8 @@ class Batch:
     record_types: Counter[str] = field(default_factory=Counter)
     # The entities first met in this batch and the node --create-nodes would put them under.
     parents: dict[str, str | None] = field(default_factory=dict)
+    # Jobs that will not start from the queue any more (PBS D, A): their queued rows go.
+    withdrawn: list[str] = field(default_factory=list)
     consumed: int = 0  # bytes of the (compressed) file read since the previous batch
 
     @property
@@ -224,6 +229,8 @@ class _Reader:
                         batch, runs, kinds = Batch(), _Runs(), []
                 elif isinstance(item, Recognised):
                     kinds.append(item.kind)
+                    if item.withdrawn:
+                        batch.withdrawn.append(item.withdrawn)
                 else:
                     batch.rejects.append(item)
                     rejected += 1
@@ -334,13 +341,14 @@ class _Reader:
                 else pbs_placement(record, preparation.fairshare_entity).parent
             )
         key = (record.job_id, record.run)
-        running = record.state is JobState.RUNNING
+        # Running or queued: checked against the job table (a later file ends or starts it).
+        running = record.state in _NOT_OVER
         if key in runs.fresh:
             batch.duplicates += 1
             return
         held = runs.others.get(key)
         if held is not None:
-            if running or held.state != JobState.RUNNING:
+            if running or held.state not in _NOT_OVER:
                 batch.duplicates += 1
                 return
             del runs.others[key]  # the start this end completes
@@ -365,7 +373,7 @@ class _Reader:
         if problem is not None:
             batch.rejects.append(RejectedLine(record.line, *problem, ""))
             return None
-        if record.state == JobState.RUNNING:
+        if record.state in _NOT_OVER:
             return 0.0  # what a running job uses is accrued by the cycles, not priced here
         if self.slurm:
             return run_usage(record.usage_resources())

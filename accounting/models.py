@@ -29,13 +29,14 @@ class IngestRun(models.Model):
     source = models.CharField(max_length=16, choices=IngestSource.choices)
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
-    # [{"path", "read", "ingested", "duplicates", "rejected", "running", "error"}] per file
+    # [{"path", "read", "ingested", "duplicates", "rejected", "running", "queued"}] per file
     files = models.JSONField(default=list)
     read = models.PositiveIntegerField(default=0)
     ingested = models.PositiveIntegerField(default=0)
     duplicates = models.PositiveIntegerField(default=0)
     rejected = models.PositiveIntegerField(default=0)
     running = models.PositiveIntegerField(default=0, help_text="Runs started, not yet ended.")
+    queued = models.PositiveIntegerField(default=0, help_text="Jobs queued, not yet started.")
     record_types = models.JSONField(default=dict, help_text="Lines read, by record type.")
     unknown_entities = models.JSONField(
         default=list, help_text="Entities met in the jobs that the tree does not have."
@@ -169,11 +170,11 @@ class Job(models.Model):
         ]
         indexes = [
             models.Index(fields=["cluster", "end"]),
-            # The running rows, which an ingestion reads first: a few among millions.
+            # The running and queued rows, which an ingestion reads first: a few among millions.
             models.Index(
                 fields=["cluster", "job_id"],
-                condition=Q(state=JobState.RUNNING),
-                name="job_running",
+                condition=Q(state__in=[JobState.RUNNING, JobState.QUEUED]),
+                name="job_not_over",
             ),
             # The runs a cycle still has to accrue.
             models.Index(

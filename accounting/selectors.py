@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db.models import Count, F, FloatField, Max, OuterRef, Sum
@@ -47,11 +47,13 @@ def usage_report_get(
     """Runs that ended in [since, until), per `by`: how many, core-hours and usage, most first;
     only those charged to `nodes` when given.
 
-    Running jobs are left out: their usage is not known until they end.
+    Running and queued jobs are left out: their usage is not known until they end.
     """
     if by not in REPORT_GROUPS:
         raise ValueError(f"cannot group by {by!r}: one of {', '.join(REPORT_GROUPS)}")
-    jobs = Job.objects.filter(cluster=cluster).exclude(state=JobState.RUNNING)
+    jobs = Job.objects.filter(cluster=cluster).exclude(
+        state__in=[JobState.RUNNING, JobState.QUEUED]
+    )
     if nodes is not None:
         jobs = jobs.filter(node_id__in=list(nodes))
     if since is not None:
@@ -218,21 +220,34 @@ RECENT_JOBS = 20
 
 
 def recent_jobs_get(*, node: Node, limit: int = RECENT_JOBS) -> list[Job]:
-    """The runs last charged to a node (a leaf: a group's runs are its leaves'), newest first,
-    running ones first of all."""
+    """The runs last charged to a node (a leaf: a group's runs are its leaves'), newest first:
+    the queued jobs first of all, then the running ones."""
     jobs = Job.objects.filter(cluster_id=node.cluster_id, node=node)
-    return list(jobs.order_by(F("end").desc(nulls_first=True), "-start")[:limit])
+    newest = (F("end").desc(nulls_first=True), F("start").desc(nulls_first=True), "-qtime")
+    return list(jobs.order_by(*newest)[:limit])
 
 
-def running_jobs_get(*, node_ids: Iterable[int]) -> dict[int, list[Job]]:
-    """The runs still running on each of these leaves, the longest running first; leaves
-    without one are left out."""
-    running: dict[int, list[Job]] = {}
-    jobs = Job.objects.filter(node_id__in=list(node_ids), state=JobState.RUNNING)
-    for job in jobs.order_by("start", "job_id"):
-        if job.node_id is not None:
-            running.setdefault(job.node_id, []).append(job)
-    return running
+@dataclass(frozen=True)
+class CurrentJobs:
+    """A leaf's jobs that are not over: running now, and waiting in the queue."""
+
+    running: list[Job] = field(default_factory=list)
+    queued: list[Job] = field(default_factory=list)
+
+
+def current_jobs_get(*, node_ids: Iterable[int]) -> dict[int, CurrentJobs]:
+    """The runs running on each of these leaves (the longest running first) and the jobs
+    waiting (the longest waiting first); leaves with neither are left out."""
+    current: dict[int, CurrentJobs] = {}
+    jobs = Job.objects.filter(
+        node_id__in=list(node_ids), state__in=[JobState.RUNNING, JobState.QUEUED]
+    )
+    for job in jobs.order_by("start", "qtime", "job_id"):
+        if job.node_id is None:
+            continue
+        held = current.setdefault(job.node_id, CurrentJobs())
+        (held.running if job.state == JobState.RUNNING else held.queued).append(job)
+    return current
 
 
 def factors_at_get(*, node_ids: Iterable[int], at: datetime) -> dict[int, float]:

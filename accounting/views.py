@@ -38,6 +38,7 @@ FIGURES = {
     "read": "Read",
     "ingested": "Ingested",
     "running": "Running",
+    "queued": "Queued",
     "duplicates": "Duplicates",
     "rejected": "Rejected",
     "nodes_added": "Nodes added",

@@ -47,6 +47,8 @@ EXPLANATIONS = {
     " its target; its usage weighs on every entity below it.",
     "running": "Running jobs: the entity's jobs running now, with the usage the cycles have"
     " charged them so far.",
+    "queued": "Queued jobs: the entity's jobs waiting to start (queued in the accounting logs"
+    " read so far, not yet started, deleted or aborted), and how long each has waited.",
 }
 
 EXPLANATIONS |= {
@@ -61,6 +63,8 @@ EXPLANATIONS |= {
     " its entity.",
     "import_running": "Runs started but not ended in these logs; stored as running until a later"
     " log holds their end.",
+    "import_queued": "Jobs queued but not started in these logs; stored as waiting until a"
+    " later log starts, ends, deletes or aborts them.",
     "import_duplicates": "Records of runs already stored; they add nothing, so uploading the same"
     " log again is harmless.",
     "import_rejected": "Lines (records of a usage file) not taken, each listed below with its"
@@ -122,6 +126,7 @@ def standing_columns_explained(*, slurm: bool, pbs: bool, answers: bool) -> list
             ("Pulled down by", EXPLANATIONS["pulled_by"]),
             *recovery,
             ("Running jobs", EXPLANATIONS["running"]),
+            ("Queued jobs", EXPLANATIONS["queued"]),
         ]
     return [*columns, ("7 days", EXPLANATIONS["trend"]), *recovery]
 

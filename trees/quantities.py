@@ -102,6 +102,15 @@ def span_text(span: timedelta | None) -> str:
     return " ".join(parts)
 
 
+def wait_text(span: timedelta) -> str:
+    """How long a job has waited, to the minute in its two largest units: `2 days 3 hours`,
+    `3 hours 20 minutes`, `under a minute`."""
+    minutes = int(span.total_seconds()) // 60
+    if minutes <= 0:
+        return "under a minute"
+    return " ".join(span_text(timedelta(minutes=minutes)).split(" ")[:4])
+
+
 def standing_row(change: StandingChange) -> dict[str, str | bool]:
     """A preview line of an edit's changes: targets as pbsfs -g prints them, and factors."""
 

@@ -53,7 +53,14 @@ KNOWN_TYPES = frozenset("QSsEecuDARCTazrMLUYBFKkPp")
 _SUPERSEDES_START = frozenset("ERDA")
 MAX_TEXT = 1000  # characters of a rejected line kept in RejectedLine.text
 _QUOTES = ('"', "'")
-_STATES = {"E": JobState.ENDED, "R": JobState.REQUEUED, "S": JobState.RUNNING}
+_STATES = {
+    "E": JobState.ENDED,
+    "R": JobState.REQUEUED,
+    "S": JobState.RUNNING,
+    "Q": JobState.QUEUED,
+}
+# Records after which a job will not start from the queue: deleted, aborted, started or over.
+_SUPERSEDES_QUEUE = frozenset("SERDA")
 _STATE_KINDS = {state: kind for kind, state in _STATES.items()}
 # The first fields of JobRecord, in the order _job_record passes them (the rest keep defaults).
 _JOB_RECORD_FIELDS = (
@@ -220,6 +227,9 @@ def read_pbs_accounting(lines: Iterable[bytes | str]) -> Iterator[Parsed]:
     # Recognised (the E holds all the S says), so it is never tokenised; the S lines left at the
     # end are the jobs still running. Memory grows with the jobs running at once, not the file.
     started: dict[str, tuple[int, str, str]] = {}  # id -> line number, line, message
+    # A Q waits the same way for its job's S, E, R, D or A; the Q lines left at the end are
+    # the jobs still queued.
+    queued: dict[str, tuple[int, str, str]] = {}
     last_day = ""
     for number, raw in enumerate(lines, 1):
         if isinstance(raw, bytes):
@@ -254,6 +264,16 @@ def read_pbs_accounting(lines: Iterable[bytes | str]) -> Iterator[Parsed]:
         if kind not in KNOWN_TYPES:
             yield _rejected(number, "type", f"unknown record type {kind[:40]!r}", text)
             continue
+        if kind == "Q":
+            earlier = queued.pop(ident, None)
+            if earlier is not None:
+                yield Recognised(earlier[0], "Q")
+            queued[ident] = (number, text, message)
+            continue
+        if kind in _SUPERSEDES_QUEUE:
+            waiting = queued.pop(ident, None)
+            if waiting is not None:
+                yield Recognised(waiting[0], "Q")
         if kind == "S":
             earlier = started.pop(ident, None)
             if earlier is not None:
@@ -267,9 +287,22 @@ def read_pbs_accounting(lines: Iterable[bytes | str]) -> Iterator[Parsed]:
             if kind == "E" or (kind == "R" and "resources_used." in message):
                 yield _job_run(number, text, kind, ident, message)
                 continue
+            if kind in "DA":
+                yield Recognised(number, kind, _job_id_or_blank(ident))
+                continue
         yield Recognised(number, kind)
+    for ident, (number, text, message) in queued.items():
+        yield _job_run(number, text, "Q", ident, message)
     for ident, (number, text, message) in started.items():
         yield _job_run(number, text, "S", ident, message)
+
+
+def _job_id_or_blank(ident: str) -> str:
+    """The job id of a record's id field, or "" when it is not one."""
+    try:
+        return parse_job_id(ident)[0]
+    except ValueError:
+        return ""
 
 
 def read_pbs_log(lines: Iterable[bytes | str]) -> Iterator[Parsed]:
@@ -316,13 +349,13 @@ def _is_blank(raw: bytes) -> bool:
 
 
 def _job_run(line: int, text: str, kind: str, ident: str, message: str) -> Parsed:
-    """The item for an E, R or S line: its JobRecord, or why it cannot be taken."""
+    """The item for an E, R, S or Q line: its JobRecord, or why it cannot be taken."""
     try:
         job_id, server = parse_job_id(ident)
     except ValueError as error:
         return _rejected(line, "id", str(error), text)
     if kind == "E" and job_id.endswith("[]"):
-        return Recognised(line, "E")  # an array parent: its subjobs carry the usage
+        return Recognised(line, "E", job_id)  # an array parent: its subjobs carry the usage
     try:
         attributes = _attribute_map(message)
         return _job_record(line, kind, job_id, server, attributes)
@@ -338,17 +371,19 @@ def _job_run(line: int, text: str, kind: str, ident: str, message: str) -> Parse
 def _job_record(
     line: int, kind: str, job_id: str, server: str, attributes: Mapping[str, str]
 ) -> JobRecord:
-    """A JobRecord from the attributes of an E, R or S message; raises BadValue."""
+    """A JobRecord from the attributes of an E, R, S or Q message; raises BadValue. A Q is
+    the job waiting: run 0 (its first run will be 1), what it asks for, no start."""
     get = attributes.get
-    start = read_epoch(attributes, "start")
-    if not start:  # start=0 is how PBS says the job never started
+    queued = kind == "Q"
+    start = None if queued else read_epoch(attributes, "start")
+    if not start and not queued:  # start=0 is how PBS says the job never started
         raise BadValue("start", f"{kind} record without start time")
     ncpus, ngpus, nodes = read_ncpus(attributes), read_ngpus(attributes), read_nodes(attributes)
     if ncpus > MAX_NCPUS or ngpus > MAX_NCPUS or nodes > MAX_NCPUS:
         raise beyond_any_machine(ncpus, ngpus, nodes)
-    run = read_count(attributes, "run_count")
+    run = 0 if queued else read_count(attributes, "run_count")
     extra: dict[str, float] = {}
-    if kind == "S":
+    if start is None or kind == "S":  # waiting (a Q has no start) or running: nothing used yet
         end = walltime = cput = memory = exit_status = None
     else:
         end, walltime, cput, memory, exit_status = _usage(kind, start, attributes, extra)

@@ -26,6 +26,7 @@ class JobState(StrEnum):
     ENDED = "ended"  # the run is over and its usage is final (PBS E, SWF, sacct ended states)
     REQUEUED = "requeued"  # the run was cut short and the job requeued (PBS R with usage)
     RUNNING = "running"  # started, not yet ended in this source (PBS S without E, sacct RUNNING)
+    QUEUED = "queued"  # waiting to start: PBS Q with no S, E, R, D or A of it in this source
 
 
 @dataclass(slots=True)
@@ -81,6 +82,9 @@ class Recognised:
 
     line: int
     kind: str  # the record type as the source writes it: "Q", "L", "PENDING", ...
+    # A job that will not start from the queue any more (PBS D, A; an array's E): a queued row
+    # stored for it from an earlier file goes.
+    withdrawn: str = ""
 
 
 Parsed = JobRecord | RejectedLine | Recognised

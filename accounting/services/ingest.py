@@ -68,7 +68,7 @@ class IngestResult:
     @property
     def stored_anything(self) -> bool:
         """Whether the input held any job run, new or already stored."""
-        return any(f.ingested or f.duplicates or f.running for f in self.files)
+        return any(f.ingested or f.duplicates or f.running or f.queued for f in self.files)
 
 
 def ingest(
@@ -147,6 +147,7 @@ def _record_file(run: IngestRun, summary: FileSummary) -> None:
     run.duplicates += summary.duplicates
     run.rejected += summary.rejected
     run.running += summary.running
+    run.queued += summary.queued
     types = Counter(run.record_types)
     types.update(summary.record_types)
     run.record_types = dict(sorted(types.items()))

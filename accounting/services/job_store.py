@@ -42,6 +42,7 @@ class FileSummary:
     ingested: int = 0
     duplicates: int = 0
     running: int = 0
+    queued: int = 0
     record_types: Counter[str] = field(default_factory=Counter)
     rejects: list[RejectedLine] = field(default_factory=list)
 
@@ -57,6 +58,7 @@ class FileSummary:
             "duplicates": self.duplicates,
             "rejected": self.rejected,
             "running": self.running,
+            "queued": self.queued,
             "record_types": dict(sorted(self.record_types.items())),
         }
 
@@ -153,8 +155,9 @@ class JobStore:
 
     Most runs of a batch are new: they are written at once in a savepoint, and only when the
     unique (cluster, job_id, run) refuses one is the batch checked run by run against what is
-    stored. Running rows, the ends of jobs stored as running and runs of entities the tree
-    lacks are always checked.
+    stored. Running and queued rows, the ends and starts of jobs stored as running or queued
+    and runs of entities the tree lacks are always checked. A queued row (run 0) goes when any
+    run of its job is stored, or when the job is deleted or aborted (`Batch.withdrawn`).
     """
 
     def __init__(self, cluster: Cluster, charger: Charger) -> None:
@@ -162,14 +165,19 @@ class JobStore:
         self.charger = charger
         self.summary = FileSummary("")
         self.copy = connection.vendor == "postgresql"
-        # The jobs with a running row: what a cluster runs at once, not its history.
+        # The jobs with a running or queued row: what a cluster runs and holds at once, not
+        # its history.
         self.running: set[str] = set(
-            Job.objects.filter(cluster=cluster, state=JobState.RUNNING).values_list(
+            Job.objects.filter(cluster=cluster, state__in=_NOT_OVER).values_list(
                 "job_id", flat=True
             )
         )
 
     def add(self, batch: Batch) -> None:
+        if batch.withdrawn:
+            Job.objects.filter(
+                cluster=self.cluster, job_id__in=batch.withdrawn, state=JobState.QUEUED
+            ).delete()
         self.summary.duplicates += batch.duplicates
         checked = list(batch.others)
         fresh = list(zip(batch.fresh_ids, batch.fresh_runs, batch.fresh_rows, strict=True))
@@ -195,6 +203,18 @@ class JobStore:
         for run in batch:
             stored = existing.get(run.job_id, {})
             held = stored.get(run.run)
+            if run.state == JobState.QUEUED:
+                # Waiting is news only for a job of which nothing is stored yet.
+                if stored:
+                    self.summary.duplicates += 1
+                    continue
+                self.summary.queued += 1
+                self.running.add(run.job_id)
+                existing[run.job_id] = {run.run: (0, run.state)}  # a second Q of it: a duplicate
+                to_insert.append(run)
+                continue
+            waiting = [pk for pk, state in stored.values() if state == JobState.QUEUED]
+            to_delete += waiting  # a start or an end of a queued job: it waits no more
             if run.state == JobState.RUNNING:
                 # A running row is news only when no run of that job has been stored yet since.
                 if held is not None or any(number > run.run for number in stored):
@@ -248,6 +268,9 @@ class JobStore:
                 cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
             ):
                 copy.write("".join(rows))
+
+
+_NOT_OVER = (JobState.RUNNING, JobState.QUEUED)
 
 
 def _runs_of(fresh: Iterable[tuple[str, int, Any]]) -> list[PreparedRun]:

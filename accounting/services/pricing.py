@@ -38,7 +38,10 @@ def jobs_usage_recompute(*, cluster: Cluster) -> int:
     slurm = cluster.scheduler == Scheduler.SLURM
     changed = []
     with transaction.atomic():
-        jobs = Job.objects.filter(cluster=cluster).exclude(state=JobState.RUNNING)
+        # Running and queued jobs have used nothing yet that a record says.
+        jobs = Job.objects.filter(cluster=cluster).exclude(
+            state__in=[JobState.RUNNING, JobState.QUEUED]
+        )
         for job in jobs.values("pk", "usage", *RESOURCE_FIELDS).iterator(chunk_size=5000):
             try:
                 resources = job_resources(job)

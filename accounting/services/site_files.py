@@ -211,6 +211,7 @@ def _accounting_import(cluster_name: str, files: Sequence[tuple[str, Path]]) -> 
                 "read": summary.read,
                 "ingested": summary.ingested,
                 "running": summary.running,
+                "queued": summary.queued,
                 "duplicates": summary.duplicates,
                 "rejected": summary.rejected,
             },
@@ -222,6 +223,7 @@ def _accounting_import(cluster_name: str, files: Sequence[tuple[str, Path]]) -> 
         "read": run.read,
         "ingested": run.ingested,
         "running": run.running,
+        "queued": run.queued,
         "duplicates": run.duplicates,
         "rejected": run.rejected,
     }

@@ -59,10 +59,13 @@ def test_pbs_logs(name: str) -> None:
     types = pbs_types(path)
     assert summary.record_types == types
     assert (summary.read, summary.rejected) == (sum(types.values()), 0)
-    runs = summary.ingested + summary.running
+    runs = summary.ingested + summary.running + summary.queued
     assert Job.objects.count() == runs
+    assert Job.objects.filter(state="queued").count() == summary.queued
     again = stored(IngestSource.PBS_ACCOUNTING, path)
-    assert (again.run.ingested, again.run.running, again.run.rejected) == (0, 0, 0)
+    assert (again.run.ingested, again.run.running, again.run.queued, again.run.rejected) == (
+        0, 0, 0, 0,
+    )  # fmt: skip
     assert again.run.duplicates == summary.duplicates + runs
     assert Job.objects.count() == runs
 
@@ -71,14 +74,16 @@ def test_pbs_figures_of_sources_md() -> None:
     files_or_skip("pbs_accounting", "*/*")
     laramie = stored(IngestSource.PBS_ACCOUNTING, DATA / "pbs_accounting/ncar-laramie/20180212")
     assert laramie.files[0].record_types == {"Q": 43, "S": 34, "E": 33, "L": 19, "D": 3}
-    # Every E is a run; the one S without its E in the file is still running.
-    assert (laramie.run.ingested, laramie.run.running) == (33, 1)
+    # Every E is a run; the one S without its E in the file is still running; the 7 jobs with
+    # a Q and no S, E, R, D or A are waiting (awk's count of the file says 7 too).
+    assert (laramie.run.ingested, laramie.run.running, laramie.run.queued) == (33, 1, 7)
     logs = DATA / "pbs_accounting"
     xdmod = stored(IngestSource.PBS_ACCOUNTING, logs / "xdmod-unit/accounting-logs.log", "x")
     # Lines 1 and 2 are one job, with and without its server.
     assert (xdmod.run.ingested, xdmod.run.duplicates) == (8, 1)
     torque = stored(IngestSource.PBS_ACCOUNTING, logs / "torque2db-travis/20130819", "t")
     assert torque.files[0].record_types == {"Q": 239, "S": 236, "E": 234, "D": 5}
+    assert torque.run.queued == 3
 
 
 def test_a_directory_of_day_files_pairs_starts_with_later_ends(run: Run) -> None:
@@ -89,14 +94,18 @@ def test_a_directory_of_day_files_pairs_starts_with_later_ends(run: Run) -> None
     document = json.loads(ran.out)
     total = sum((pbs_types(path) for path in sorted(folder.iterdir())), Counter())
     assert (document["record_types"], document["rejected"]) == (dict(sorted(total.items())), 0)
-    runs = Job.objects.exclude(state="running").count()
+    runs = Job.objects.exclude(state__in=["running", "queued"]).count()
     # Every E is a run, stored once; a later day's E completes an earlier day's running S.
     assert document["ingested"] + document["duplicates"] == total["E"] + total.get("R", 0)
     assert runs == document["ingested"]
-    # A running row stored from one day is gone once a later day holds the job's end.
-    ended = Job.objects.exclude(state="running").values("job_id")
+    # A running row stored from one day is gone once a later day holds the job's end; a
+    # queued row once a later day starts, ends, deletes or aborts the job.
+    ended = Job.objects.exclude(state__in=["running", "queued"]).values("job_id")
     assert not Job.objects.filter(state="running", job_id__in=ended).exists()
     assert 0 < Job.objects.filter(state="running").count() <= document["running"]
+    started = Job.objects.exclude(state="queued").values("job_id")
+    assert not Job.objects.filter(state="queued", job_id__in=started).exists()
+    assert 0 < Job.objects.filter(state="queued").count() <= document["queued"]
 
 
 SACCT_FILES = [

@@ -236,10 +236,10 @@ def test_accounting_logs_with_a_bad_line_then_again_as_duplicates(
     logs = [upload("20260302", DAY2), upload("20260301", DAY1 + "not a record\n")]
     page = send("/clusters/hpc/import/", {"kind": "pbs_accounting", "upload": logs})
     assert table(page, "import-figures") == [
-        ["File", "Read", "Ingested", "Running", "Duplicates", "Rejected"],
-        ["20260301", "10", "3", "1", "0", "1"],
-        ["20260302", "2", "1", "0", "0", "0"],
-        ["All 2 files", "12", "4", "1", "0", "1"],
+        ["File", "Read", "Ingested", "Running", "Queued", "Duplicates", "Rejected"],
+        ["20260301", "10", "3", "1", "0", "0", "1"],
+        ["20260302", "2", "1", "0", "0", "0", "0"],
+        ["All 2 files", "12", "4", "1", "0", "0", "1"],
     ]
     reject = table(page, "rejects")[1]
     assert reject[:3] == ["20260301", "10", "line"]
@@ -252,7 +252,7 @@ def test_accounting_logs_with_a_bad_line_then_again_as_duplicates(
     assert Job.objects.filter(cluster__name="hpc").count() == before + 4
     again = [upload("20260301", DAY1 + "not a record\n"), upload("20260302", DAY2)]
     page = send("/clusters/hpc/import/", {"kind": "pbs_accounting", "upload": again})
-    assert table(page, "import-figures")[-1] == ["All 2 files", "12", "0", "0", "5", "1"]
+    assert table(page, "import-figures")[-1] == ["All 2 files", "12", "0", "0", "0", "5", "1"]
     assert Job.objects.filter(cluster__name="hpc").count() == before + 4
     assert IngestRun.objects.filter(cluster__name="hpc").count() == 3  # the demo's, and these
 
@@ -338,4 +338,4 @@ def test_a_big_log_is_streamed_through_a_temporary_file(
     # Ten copies of the day (9 records each): the first stores 101, 103's two runs (R, then E)
     # and 102 running; each of the nine others repeats those three ended runs (27 duplicates),
     # its starts adding nothing.
-    assert table(page, "import-figures")[1] == ["20260301", "90", "3", "1", "27", "0"]
+    assert table(page, "import-figures")[1] == ["20260301", "90", "3", "1", "0", "27", "0"]

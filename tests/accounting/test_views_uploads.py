@@ -93,7 +93,7 @@ def test_an_upload_is_imported_by_a_task_that_the_page_follows(
     assert client.get(f"/imports/{created.pk}/state.json").json()["working"] is False
     page = client.get(answer["Location"])
     assert "js/upload.js" not in page.content.decode()
-    assert table(page, "import-figures")[1] == ["d1", "9", "3", "1", "0", "0"]
+    assert table(page, "import-figures")[1] == ["d1", "9", "3", "1", "0", "0", "0"]
     assert leftovers(upload_dir) == []  # the files are gone once read
 
 

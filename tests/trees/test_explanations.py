@@ -136,7 +136,7 @@ def test_each_page_explains_its_own_columns_by_their_names() -> None:
     ]  # fmt: skip
     landing = [name for name, _ in standing_columns_explained(slurm=True, pbs=False, answers=True)]
     assert landing == [
-        "FairShare", "Against target", "Place", "Pulled down by", "Running jobs",
+        "FairShare", "Against target", "Place", "Pulled down by", "Running jobs", "Queued jobs",
     ]  # fmt: skip
     me = [name for name, _ in standing_columns_explained(slurm=False, pbs=True, answers=False)]
     assert me == ["Factor", "Against target", "Place", "7 days", "Back on target"]

@@ -11,6 +11,7 @@ from trees.quantities import (
     span_text,
     usage_text,
     usage_unit,
+    wait_text,
 )
 
 
@@ -63,3 +64,11 @@ def test_usage_reads_with_thousands_and_its_human_form() -> None:
 def test_a_span_reads_in_days_and_hours_not_as_a_clock(seconds: int, text: str) -> None:
     assert span_text(timedelta(seconds=seconds)) == text
     assert span_text(None) == ""
+
+
+def test_a_wait_reads_to_the_minute_in_its_two_largest_units() -> None:
+    assert wait_text(timedelta(days=2, hours=3, minutes=7)) == "2 days 3 hours"
+    assert wait_text(timedelta(hours=3, minutes=20, seconds=59)) == "3 hours 20 minutes"
+    assert wait_text(timedelta(minutes=45)) == "45 minutes"
+    assert wait_text(timedelta(seconds=59)) == "under a minute"
+    assert wait_text(timedelta(seconds=-5)) == "under a minute"  # a clock a little behind

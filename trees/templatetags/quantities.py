@@ -4,9 +4,18 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django import template
 
-from trees.quantities import UsageUnit, percent_text, span_text, usage_number, usage_text
+from trees.quantities import (
+    UsageUnit,
+    percent_text,
+    span_text,
+    usage_number,
+    usage_text,
+    wait_text,
+)
 
 register = template.Library()
 
@@ -29,3 +38,9 @@ def usage(value: float | None, unit: UsageUnit) -> str:
 
 register.filter("usage_number", usage_number)
 register.filter("span", span_text)
+
+
+@register.filter
+def waited(since: datetime | None, now: datetime) -> str:
+    """`{{ job.qtime|waited:now }}`: how long a job has waited since it was queued."""
+    return "" if since is None else wait_text(now - since)

@@ -11,8 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from accounting.models import Job
-from accounting.selectors import factors_at_get, running_jobs_get
+from accounting.selectors import CurrentJobs, current_jobs_get, factors_at_get
 from trees.access import Access, access_get, scheduler_user
 from trees.engine.pbs import PbsTree
 from trees.engine.ranking import EntityRanking
@@ -45,7 +44,7 @@ class Standing:
     target: TargetStanding
     pulled_by: str = ""  # the level of its path that pulls it down, in words
     recovery: str = ""  # PBS: when it is back on target if it runs nothing more
-    running: list[Job] = field(default_factory=list)
+    jobs: CurrentJobs = field(default_factory=CurrentJobs)  # running now, and queued
 
     @property
     def change(self) -> float | None:
@@ -71,12 +70,14 @@ class ClusterStanding:
 
 def landing(request: HttpRequest) -> HttpResponse:
     """The front page: a person with entities first reads where each stands (its words, the
-    level pulling it down, when it recovers, its running jobs), then every cluster."""
+    level pulling it down, when it recovers, its running and queued jobs), then every
+    cluster."""
     standings = [standing for standing in _standings(request.user, members=False) if standing.mine]
     return render(
         request,
         "trees/index.html",
         {
+            "now": timezone.now(),
             "standings": standings,
             "clusters": clusters_list(),
             "legend": standing_columns_explained(
@@ -137,7 +138,7 @@ def _cluster_standing(
     above = {step for pk in mine_ids for step in _ancestors(ranking, pk)}
     nodes = nodes_in_bulk_get(ids=[*mine_ids, *member_ids, *above])
     before = factors_at_get(node_ids=[*mine_ids, *member_ids], at=now - TREND_SPAN)
-    running = running_jobs_get(node_ids=mine_ids)
+    current = current_jobs_get(node_ids=mine_ids)
     pbs = pbs_tree_get(cluster=cluster) if mine_ids and not slurm else None
 
     def answered(pk: int) -> Standing:
@@ -146,7 +147,7 @@ def _cluster_standing(
         return Standing(
             nodes[pk], ranking.path_name(pk), ranking.ranks.get(pk), ranking.total,
             before.get(pk), target, pulled_down_by(path, slurm=slurm, standing=target),
-            _recovery(cluster, nodes[pk], now, pbs), running.get(pk, []),
+            _recovery(cluster, nodes[pk], now, pbs), current.get(pk, CurrentJobs()),
         )  # fmt: skip
 
     def brief(pk: int) -> Standing:

@@ -165,6 +165,7 @@ def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
             "children": rows,
             "group": bool(children),
             "jobs": recent_jobs_get(node=node) if reads and not children else [],
+            "now": timezone.now(),
             "reads": reads,
             "manages": access.manages(ids),
             # Admins edit PBS trees' own entries (and the root's children); Slurm's are sacctmgr's.

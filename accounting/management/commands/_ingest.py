@@ -75,13 +75,14 @@ class IngestCommand(FairshareCommand):
             types = ", ".join(f"{n} {kind}" for kind, n in sorted(summary.record_types.items()))
             self.stdout.write(
                 f"{summary.path}: read {summary.read} ({types or 'no records'}); ingested"
-                f" {summary.ingested}, running {summary.running}, duplicates"
-                f" {summary.duplicates}, rejected {summary.rejected}"
+                f" {summary.ingested}, running {summary.running}, queued {summary.queued},"
+                f" duplicates {summary.duplicates}, rejected {summary.rejected}"
             )
         run = result.run
         self.stdout.write(
             f"cluster {run.cluster.name}: {len(result.files)} files; read {run.read}, ingested"
-            f" {run.ingested}, running {run.running}, duplicates {run.duplicates}, rejected"
+            f" {run.ingested}, running {run.running}, queued {run.queued}, duplicates"
+            f" {run.duplicates}, rejected"
             f" {run.rejected} in {run.duration or 0:.1f} s"
         )
         if result.created_nodes:
@@ -108,6 +109,7 @@ def _document(result: IngestResult) -> dict[str, object]:
         "duplicates": run.duplicates,
         "rejected": run.rejected,
         "running": run.running,
+        "queued": run.queued,
         "rejects": [
             {"file": s.path, "line": bad.line, "field": bad.field, "reason": bad.reason}
             for s in result.files

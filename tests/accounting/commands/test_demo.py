@@ -119,13 +119,19 @@ def test_the_generated_clusters_have_the_sites_tree_and_policy(built: str) -> No
     assert staff.get() == ("unknown", NodeOrigin.USAGE)
 
 
-def test_the_jobs_are_stored_with_those_still_running(built: str) -> None:
+def test_the_jobs_are_stored_with_those_still_running_and_queued(built: str) -> None:
     states = {
         name: Counter(Job.objects.filter(cluster__name=name).values_list("state", flat=True))
         for name in ("hpc", "gpu")
     }
-    assert states["hpc"] == {JobState.ENDED: 1705, JobState.RUNNING: 14}
-    assert states["gpu"] == {JobState.ENDED: 556, JobState.RUNNING: 16}
+    assert states["hpc"] == {JobState.ENDED: 1705, JobState.RUNNING: 14, JobState.QUEUED: 7}
+    assert states["gpu"]["ended"] == 556
+    assert states["gpu"]["running"] == 16
+    # Jobs submitted before the logs end that had not started by then wait, with no start.
+    waiting = Job.objects.filter(state=JobState.QUEUED)
+    assert waiting.count() == states["hpc"]["queued"] + states["gpu"]["queued"]
+    assert not waiting.filter(start__isnull=False).exists()
+    assert not waiting.filter(qtime__isnull=True).exists()
     assert not Job.objects.filter(cluster__name="hpc", node=None).exists()
     assert set(IngestRun.objects.values_list("rejected", flat=True)) == {0}
 
@@ -178,7 +184,7 @@ def test_the_replayed_usage_is_what_the_ingested_jobs_imply(
         (epoch(job.start), last, job.accrued)
         if job.state == JobState.RUNNING
         else (epoch(job.start), epoch(job.end), job.usage)
-        for job in jobs.filter(**{by: entity})
+        for job in jobs.filter(**{by: entity}).exclude(state=JobState.QUEUED)
     ]
     # Its record begins at 1 with its first run's first cycle, and decays with the rest.
     created = min(start for start, _, _ in runs) // 600 * 600 + 600

@@ -55,7 +55,7 @@ def test_nothing_ingested_exits_1_and_a_rerun_exits_0(tmp_path: Path, run: Run) 
     assert run("ingest_pbs_accounting", good, "--cluster", "site").status == 0
     again = run("ingest_pbs_accounting", good, "--cluster", "site")
     assert again.status == 0
-    assert "ingested 0, running 0, duplicates 1, rejected 0" in again.out
+    assert "ingested 0, running 0, queued 0, duplicates 1, rejected 0" in again.out
 
 
 def test_swf_and_sacct_commands(tmp_path: Path, run: Run) -> None:

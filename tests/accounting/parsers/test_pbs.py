@@ -320,8 +320,8 @@ def test_parse_job_id_refuses(text):
 
 
 def test_blank_lines_yield_nothing_but_count():
-    items = parse("\n", "   \t\n", line("Q", "1.s", "queue=a"))
-    assert items == [Recognised(3, "Q")]
+    items = parse("\n", "   \t\n", line("a", "1.s", "Priority=1"))
+    assert items == [Recognised(3, "a")]
 
 
 @pytest.mark.parametrize(
@@ -352,7 +352,7 @@ def test_bad_timestamp(stamp):
 
 
 def test_leap_second_and_leap_day_are_times():
-    assert only(line("Q", "1.s", "queue=a", stamp="02/29/2024 23:59:60")) == Recognised(1, "Q")
+    assert only(line("a", "1.s", "Priority=1", stamp="02/29/2024 23:59:60")) == Recognised(1, "a")
 
 
 def test_unknown_record_type():
@@ -390,7 +390,6 @@ def test_crlf_lines():
 @pytest.mark.parametrize(
     ("kind", "ident", "message"),
     [
-        ("Q", "7001.pbs01", "queue=cpu "),
         ("L", "license", "floating license hour:0 day:0 month:2304 max:5184"),
         ("A", "7001.pbs01", "Job deleted as result of dependency on job 7000.pbs01"),
         ("D", "7001.pbs01", "requestor=ada@login1.example.org"),
@@ -403,7 +402,9 @@ def test_crlf_lines():
     ],
 )
 def test_other_record_types_are_recognised_untokenised(kind, ident, message):
-    assert only(line(kind, ident, message)) == Recognised(1, kind)
+    # A job deleted or aborted will not start from the queue: its id goes with the record.
+    withdrawn = "7001" if kind in "AD" else ""
+    assert only(line(kind, ident, message)) == Recognised(1, kind, withdrawn)
 
 
 def test_every_known_type_is_recognised():
@@ -468,7 +469,7 @@ def test_single_quoted_value_in_a_record():
 
 def test_array_subjob_and_parent():
     assert record(ended("4529746[4].desched1")).job_id == "4529746[4]"
-    assert only(ended("4529746[].desched1")) == Recognised(1, "E")
+    assert only(ended("4529746[].desched1")) == Recognised(1, "E", "4529746[]")
 
 
 def test_bare_job_id():
@@ -747,8 +748,8 @@ def test_a_matched_start_is_never_tokenised():
 
 
 def test_an_unmatched_start_is_a_running_job_at_the_end():
-    items = parse(started(), line("Q", "7002.pbs01", "queue=cpu"))
-    assert items[0] == Recognised(2, "Q")
+    items = parse(started(), line("L", "license", "floating license hour:0"))
+    assert items[0] == Recognised(2, "L")
     job = items[1]
     assert isinstance(job, JobRecord)
     assert (job.line, job.state, job.start, job.end) == (1, JobState.RUNNING, START, None)
@@ -769,7 +770,7 @@ def test_an_unmatched_malformed_start_is_rejected_at_the_end():
 @pytest.mark.parametrize("kind", ["D", "A"])
 def test_delete_or_abort_supersede_the_start(kind):
     items = parse(started(), line(kind, "7001.pbs01", "requestor=ada@login1"))
-    assert items == [Recognised(1, "S"), Recognised(2, kind)]
+    assert items == [Recognised(1, "S"), Recognised(2, kind, "7001")]
 
 
 def test_a_second_start_supersedes_the_first():
@@ -1014,3 +1015,48 @@ def test_laramie_quoted_values_and_running_jobs():
     running = [job for job in laramie.values() if job.state is JobState.RUNNING]
     assert [(job.job_id, job.ncpus, job.nodes) for job in running] == [("1048050", 64 * 36, 64)]
     assert (running[0].end, running[0].walltime) == (None, None)
+
+
+# Q records: a job waiting to start
+
+QUEUED = (
+    'user=tcraig group=ncar account="P93300606" project=_pbs_project_default jobname=icepack'
+    " queue=cpu ctime=1766818867 qtime=1767423600 etime=0 Resource_List.ncpus=36"
+    " Resource_List.ngpus=1 Resource_List.nodect=2 Resource_List.walltime=12:00:00"
+)
+
+
+def test_a_q_left_at_the_end_is_a_queued_job_with_what_it_asks_for():
+    items = parse(line("Q", "4179686.desched1", QUEUED))
+    (job,) = items
+    assert isinstance(job, JobRecord)
+    assert (job.job_id, job.server, job.run, job.state) == (
+        "4179686", "desched1", 0, JobState.QUEUED,
+    )  # fmt: skip
+    assert (job.user, job.account, job.queue, job.jobname) == (
+        "tcraig",
+        "P93300606",
+        "cpu",
+        "icepack",
+    )
+    assert (job.ncpus, job.ngpus, job.nodes, job.requested_walltime) == (36, 1, 2, 12 * 3600)
+    assert (job.ctime, job.qtime, job.etime) == (1766818867, 1767423600, None)  # etime=0: not yet
+    assert (job.start, job.end, job.walltime, job.cput) == (None, None, None, None)
+    assert record_type(job) == "Q"
+
+
+@pytest.mark.parametrize("kind", ["S", "D", "A"])
+def test_a_start_delete_or_abort_supersedes_the_q(kind):
+    later = started() if kind == "S" else line(kind, "7001.pbs01", "requestor=ada@login1")
+    items = parse(line("Q", "7001.pbs01", QUEUED), later)
+    assert items[0] == Recognised(1, "Q")
+    assert all(
+        not (isinstance(item, JobRecord) and item.state == JobState.QUEUED) for item in items
+    )
+
+
+def test_a_second_q_supersedes_the_first_and_other_jobs_stay_queued():
+    items = parse(line("Q", "1.s", QUEUED), line("Q", "2.s", QUEUED), line("Q", "1.s", QUEUED))
+    assert items[0] == Recognised(1, "Q")
+    queued = sorted((item.job_id, item.line) for item in items if isinstance(item, JobRecord))
+    assert queued == [("1", 3), ("2", 2)]

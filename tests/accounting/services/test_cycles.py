@@ -11,7 +11,7 @@ from accounting.parsers.records import JobState
 from accounting.services.cycles import CycleRefused, cycle_run
 from accounting.services.history import RollUp, history_roll_up
 from accounting.services.replay import replay
-from tests.accounting.services.test_ingest import DAY1, DAY2, TREE, pbs_ingest
+from tests.accounting.services.test_ingest import DAY1, DAY2, DAY3, TREE, pbs_ingest
 from tests.conftest import write_file
 from trees.engine.pbs import PbsTree, UsageRecord, compute
 from trees.formats.pbsfs import UsageDatabase, run_pbsfs
@@ -350,3 +350,13 @@ def test_a_replay_needs_runs_and_a_forward_span() -> None:
         replay(cluster=cluster, start=at(T0), until=at(T0 - DAY))
     with pytest.raises(CycleRefused, match="step must be at least 1 s"):
         replay(cluster=cluster, step=timedelta(0))
+
+
+def test_a_queued_job_accrues_nothing(tmp_path: Path) -> None:
+    cluster = site()
+    pbs_ingest(write_file(tmp_path, "20260303", DAY3))  # 105 and 106, queued
+    queued_at = 1_772_528_400
+    cycle = cycle_run(cluster=cluster, now=at(queued_at + DAY))
+    assert cycle is not None
+    assert cycle.usage_added == 0
+    assert set(Job.objects.values_list("state", "accrued")) == {("queued", 0.0)}

@@ -313,3 +313,47 @@ def test_sacct_jobs_of_missing_associations_are_listed_then_created(tmp_path: Pa
         32.0,
         64000 * 2**20,
     )  # billing TRES × elapsed
+
+
+# A day 3 with two jobs queued at its end: 105 asks for 16 cores, 106 is deleted on day 4.
+DAY3 = """\
+03/03/2026 09:00:00;Q;105.pbs01;user=ann group=chem account="CHEM01" project=p1 jobname=big queue=work ctime=1772528400 qtime=1772528400 etime=1772528400 Resource_List.ncpus=16 Resource_List.nodect=2 Resource_List.walltime=04:00:00
+03/03/2026 09:30:00;Q;106.pbs01;user=bob group=phys account="PHYS01" project=p2 jobname=w queue=long ctime=1772530200 qtime=1772530200 etime=0 Resource_List.ncpus=1
+"""
+DAY4 = """\
+03/04/2026 08:00:00;S;105.pbs01;user=ann group=chem account="CHEM01" project=p1 jobname=big queue=work ctime=1772528400 qtime=1772528400 etime=1772528400 start=1772611200 exec_host=n1/0*16 Resource_List.ncpus=16 Resource_List.nodect=2 Resource_List.walltime=04:00:00
+03/04/2026 08:30:00;D;106.pbs01;requestor=bob@login1
+"""
+
+
+def test_a_queued_job_waits_until_a_later_day_starts_or_deletes_it(tmp_path: Path) -> None:
+    day3 = pbs_ingest(write_file(tmp_path, "20260303", DAY3))
+    assert (day3.run.queued, day3.run.ingested, day3.run.running) == (2, 0, 0)
+    waiting = jobs()[("105", 0)]
+    assert (waiting.state, waiting.ncpus, waiting.nodes, waiting.requested_walltime) == (
+        "queued", 16, 2, 4 * 3600,
+    )  # fmt: skip
+    # Charged as its runs will be: ann has no node yet, so PBS's unknown holds her.
+    assert (waiting.start, waiting.usage, tree_path(waiting.node)) == (
+        None,
+        0.0,
+        "TREEROOT/unknown/ann",
+    )
+    assert waiting.qtime is not None
+    assert int(waiting.qtime.timestamp()) == 1772528400
+    assert jobs()[("106", 0)].etime is None  # etime=0: not eligible yet
+
+    again = pbs_ingest(write_file(tmp_path, "20260303", DAY3))
+    assert (again.run.queued, again.run.duplicates) == (0, 2)  # exactly once
+
+    day4 = pbs_ingest(write_file(tmp_path, "20260304", DAY4))
+    assert (day4.run.running, day4.run.queued) == (1, 0)
+    assert set(jobs()) == {("105", 1)}  # 105 runs; 106 was deleted while it waited
+    assert jobs()[("105", 1)].state == "running"
+    # Day 3 read again on its own: 105 has started, so its Q adds nothing; 106's D left no
+    # trace, so it waits again until day 4 is read again (docs/usage-data.md says so).
+    late = pbs_ingest(write_file(tmp_path, "20260303", DAY3))
+    assert (late.run.queued, late.run.duplicates) == (1, 1)
+    assert not Job.objects.filter(state=JobState.QUEUED, job_id="105").exists()
+    pbs_ingest(write_file(tmp_path, "20260304", DAY4))
+    assert set(jobs()) == {("105", 1)}

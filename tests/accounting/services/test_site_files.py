@@ -28,12 +28,15 @@ def upload(
     return site_files_import(cluster_name=cluster, kind=kind, files=files, strict=strict)
 
 
-def logs(read: int, ingested: int, running: int, duplicates: int, rejected: int) -> dict[str, int]:
+def logs(
+    read: int, ingested: int, running: int, duplicates: int, rejected: int, queued: int = 0
+) -> dict[str, int]:
     """The figures of an accounting upload, in the page's order."""
     return {
         "read": read,
         "ingested": ingested,
         "running": running,
+        "queued": queued,
         "duplicates": duplicates,
         "rejected": rejected,
     }
@@ -274,11 +277,12 @@ def test_real_accounting_logs_uploaded_twice() -> None:
     files_or_skip("pbs_accounting", "*/*")
     path = DATA / "pbs_accounting" / "ncar-laramie" / "20180212"
     first = upload("laramie", SiteFile.PBS_ACCOUNTING, ("20180212", path))
-    # SOURCES.md's figures: 43 Q, 34 S, 33 E, 19 L, 3 D; every E a run, one S still running.
-    assert first.totals == logs(132, 33, 1, 0, 0)
+    # SOURCES.md's figures: 43 Q, 34 S, 33 E, 19 L, 3 D; every E a run, one S still running,
+    # and 7 jobs queued with no S, E, D or A in the file.
+    assert first.totals == logs(132, 33, 1, 0, 0, queued=7)
     again = upload("laramie", SiteFile.PBS_ACCOUNTING, ("20180212", path))
-    assert again.totals == logs(132, 0, 0, 34, 0)
-    assert Job.objects.count() == 34
+    assert again.totals == logs(132, 0, 0, 41, 0)  # the 7 queued jobs are duplicates too
+    assert Job.objects.count() == 34 + 7
 
 
 JUNK = random.Random(17).randbytes(200_000)  # what an admin might pick by mistake

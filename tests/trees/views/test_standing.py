@@ -14,6 +14,7 @@ from accounting.models import Job, NodeHistory
 from tests.cast import login, node
 from tests.conftest import EXAMPLES
 from trees.models import Cluster, Membership, Role
+from trees.quantities import wait_text
 from trees.selectors.standing import entity_ranking_get
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
@@ -191,3 +192,21 @@ def test_my_standing_says_over_or_under_and_links_each_recovery(client: Client) 
     assert f'href="/clusters/hpc/nodes/{genomics.pk}/#recovery"' in page
     assert "<dt>7 days</dt>" in page
     assert "<dt>Back on target</dt>" in page
+
+
+def test_a_queued_job_shows_on_its_member_s_landing_with_its_wait(client: Client) -> None:
+    job = Job.objects.filter(state="queued", node__isnull=False).first()
+    assert job is not None, "the demo's generated logs end with jobs still queued"
+    assert job.node is not None
+    assert job.qtime is not None
+    ann = login(client, "ann", scheduler_user="nobody-runs-as-me")
+    Membership.objects.create(user=ann, node=job.node, role=Role.MEMBER)
+    before = wait_text(timezone.now() - job.qtime)
+    text = landing_text(client)
+    after = wait_text(timezone.now() - job.qtime)  # a minute may tick over meanwhile
+    prefix = f"{job.job_id}: {job.ncpus} CPU{'' if job.ncpus == 1 else 's'} in {job.queue}, "
+    assert f"{prefix}{before}" in text or f"{prefix}{after}" in text, text
+    assert "Queued jobs (waiting so far)" in text
+    page = client.get(f"/clusters/{job.node.cluster.name}/nodes/{job.node.pk}/").content.decode()
+    assert re.search(rf"<td>{re.escape(job.job_id)}</td><td></td><td>queued</td>", page)
+    assert re.search(r'<td colspan="3">waiting [^<]*(minute|hour|day)[^<]* so far', page)
