@@ -6,7 +6,7 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from accounting.services.demo import DEMO_SAMPLES
-from tests.e2e.conftest import expect_status, shot
+from tests.e2e.conftest import Site, expect_status, shot
 
 
 def test_bob_sees_his_standing_and_opens_his_most_deserving_entity(bob: Page) -> None:
@@ -188,3 +188,20 @@ def test_the_node_page_prints_its_numbers_without_the_controls(bob: Page) -> Non
     bob.evaluate("window.dispatchEvent(new Event('beforeprint'))")
     expect(bob.locator("details.legend dl")).to_be_visible()  # opened for the print
     shot(bob, "print-node-hpc-cond-matter")
+
+
+def test_a_queued_job_shows_its_wait_on_its_node_page(alice: Page, site: Site) -> None:
+    """The small demo's logs end with a job queued on gpu (a Q with no S yet)."""
+    found = site.manage(
+        "shell", "-c",
+        "from accounting.models import Job; job = Job.objects.filter(state='queued')"
+        ".select_related('node__cluster').first();"
+        " print(job.node.cluster.name, job.node.pk, job.job_id)",
+    ).splitlines()[-1].split()  # fmt: skip
+    cluster, node, job_id = found
+    alice.goto(f"/clusters/{cluster}/nodes/{node}/")
+    row = alice.locator("table.jobs tbody tr").first
+    expect(row.locator("td").first).to_have_text(job_id)
+    expect(row.locator("td").nth(2)).to_have_text("queued")
+    expect(row).to_contain_text(re.compile(r"waiting .*(minute|hour|day).* so far"))
+    shot(alice, "node-with-a-queued-job")

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django import template
 
@@ -38,6 +38,12 @@ def usage(value: float | None, unit: UsageUnit) -> str:
 
 register.filter("usage_number", usage_number)
 register.filter("span", span_text)
+
+
+@register.filter
+def seconds(count: int | None) -> str:
+    """`{{ job.requested_walltime|seconds }}`: a number of seconds as a span, `4 hours`."""
+    return "" if count is None else span_text(timedelta(seconds=count))
 
 
 @register.filter

@@ -14,7 +14,7 @@ from accounting.models import Job, NodeHistory
 from tests.cast import login, node
 from tests.conftest import EXAMPLES
 from trees.models import Cluster, Membership, Role
-from trees.quantities import wait_text
+from trees.quantities import span_text, wait_text
 from trees.selectors.standing import entity_ranking_get
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
@@ -210,3 +210,6 @@ def test_a_queued_job_shows_on_its_member_s_landing_with_its_wait(client: Client
     page = client.get(f"/clusters/{job.node.cluster.name}/nodes/{job.node.pk}/").content.decode()
     assert re.search(rf"<td>{re.escape(job.job_id)}</td><td></td><td>queued</td>", page)
     assert re.search(r'<td colspan="3">waiting [^<]*(minute|hour|day)[^<]* so far', page)
+    assert job.requested_walltime is not None
+    asked = span_text(timedelta(seconds=job.requested_walltime))
+    assert f"asks for {asked} of walltime</td>" in page
