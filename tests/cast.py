@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.test import Client
 
+from accounting.models import Job
 from accounting.services.demo import DEMO_SAMPLES, SampleLoaded, demo_sample_load
 from trees.models import Membership, Node, Role
 from trees.services.people import login_set, membership_set, person_set
@@ -48,3 +49,15 @@ def samples_made() -> list[SampleLoaded]:
 def node(cluster: str, name: str) -> Node:
     """The node of that name (PBS names are unique in a cluster)."""
     return Node.objects.get(cluster__name=cluster, name=name)
+
+
+def demo_job(state: str) -> Job:
+    """The demo's job in that state charged to a node: the running one with the most usage
+    accrued so far, or a queued one (the demo's logs end with both)."""
+    jobs = Job.objects.filter(state=state, node__isnull=False).select_related("node__cluster")
+    if state == "running":
+        jobs = jobs.filter(accrued__gt=0).order_by("-accrued")
+    job = jobs.first()
+    assert job is not None, f"the demo's generated logs end with jobs still {state}"
+    assert job.node is not None
+    return job

@@ -10,11 +10,11 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from accounting.models import Job, NodeHistory
-from tests.cast import login, node
+from accounting.models import NodeHistory
+from tests.cast import demo_job, login, node
 from tests.conftest import EXAMPLES
 from trees.models import Cluster, Membership, Role
-from trees.quantities import span_text, wait_text
+from trees.quantities import cluster_usage_unit, span_text, wait_text
 from trees.selectors.standing import entity_ranking_get
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
@@ -158,19 +158,15 @@ def test_bob_lands_on_where_each_of_his_entities_stands(client: Client) -> None:
 
 
 def test_a_running_job_shows_on_its_member_s_landing(client: Client) -> None:
-    job = (
-        Job.objects.filter(cluster__name="hpc", state="running", accrued__gt=0, node__isnull=False)
-        .order_by("-accrued")
-        .first()
-    )
-    assert job is not None, "the demo's generated logs end with jobs still running"
+    job = demo_job("running")
     assert job.node is not None
     ann = login(client, "ann", scheduler_user="nobody-runs-as-me")
     Membership.objects.create(user=ann, node=job.node, role=Role.MEMBER)
     text = landing_text(client)
     start = timezone.localtime(job.start, UTC).strftime("%Y-%m-%d %H:%M")
     assert f"{job.job_id}: {job.ncpus} CPUs since {start}, {job.accrued:,.0f}" in text
-    assert "Running jobs (usage so far, core-seconds)" in text
+    unit = cluster_usage_unit(job.node.cluster).name
+    assert f"Running jobs (usage so far, {unit})" in text
 
 
 def test_someone_without_entities_lands_on_the_clusters(client: Client) -> None:
@@ -195,8 +191,7 @@ def test_my_standing_says_over_or_under_and_links_each_recovery(client: Client) 
 
 
 def test_a_queued_job_shows_on_its_member_s_landing_with_its_wait(client: Client) -> None:
-    job = Job.objects.filter(state="queued", node__isnull=False).first()
-    assert job is not None, "the demo's generated logs end with jobs still queued"
+    job = demo_job("queued")
     assert job.node is not None
     assert job.qtime is not None
     ann = login(client, "ann", scheduler_user="nobody-runs-as-me")

@@ -13,8 +13,8 @@ from django.contrib.staticfiles import finders
 from django.test import Client
 from django.utils import timezone
 
-from accounting.models import Cycle, Job, NodeHistory
-from tests.cast import login, node
+from accounting.models import Cycle, NodeHistory
+from tests.cast import demo_job, login, node
 from trees.models import Cluster, Membership, Node, Role
 from trees.selectors.pbs import pbs_state_get
 from trees.services.pbs import resource_group_import
@@ -384,15 +384,12 @@ def test_a_node_page_reads_targets_as_pbsfs_g_and_usage_with_its_unit(client: Cl
 
 @pytest.mark.usefixtures("demo")
 def test_a_running_job_shows_the_usage_the_cycles_accrued_so_far(client: Client) -> None:
-    running = (
-        Job.objects.filter(cluster__name="hpc", state="running", accrued__gt=0, node__isnull=False)
-        .order_by("-accrued")
-        .first()
-    )
-    assert running is not None, "the demo's generated logs end with jobs still running"
+    running = demo_job("running")
     assert running.usage == 0.0  # its final usage is not known before its end
     login(client, "ann")
-    text = client.get(f"/clusters/hpc/nodes/{running.node_id}/").content.decode()
+    assert running.node is not None
+    path = f"/clusters/{running.node.cluster.name}/nodes/{running.node_id}/"
+    text = client.get(path).content.decode()
     assert f"{running.accrued:,.0f} so far (to the last cycle)" in text
 
 
