@@ -208,3 +208,13 @@ def test_a_queued_job_shows_on_its_member_s_landing_with_its_wait(client: Client
     assert job.requested_walltime is not None
     asked = span_text(timedelta(seconds=job.requested_walltime))
     assert f"asks for {asked} of walltime</td>" in page
+
+
+def test_the_landing_page_reads_a_bounded_number_of_queries(
+    client: Client, django_assert_max_num_queries: Any
+) -> None:
+    """Per cluster of the person's: the ranking, their entities and paths, a week's factors,
+    their current jobs, pbsfs's tree for the recoveries; not a query per entity."""
+    client.force_login(User.objects.get(username="bob"))
+    with django_assert_max_num_queries(35):  # 29 today, for his 3 entities on 2 clusters
+        assert client.get("/").status_code == 200
