@@ -14,6 +14,7 @@ from trees.engine.edit import ChildEdit
 from trees.engine.pbs import INT_MAX, ROOT_ALIAS, resource_group_parent
 from trees.formats.sched_config import MAX_DECAY_TIME
 from trees.models import Cluster, Scheduler
+from trees.quantities import span_text
 from trees.services.clusters import CLUSTER_SETTINGS
 
 NEW_ROWS = 3
@@ -152,6 +153,9 @@ class ClusterSettingsForm(forms.Form):
         for name in list(self.fields):
             if name not in (*kept, "reason"):
                 del self.fields[name]
+            elif name in _DURATIONS:  # 604800 s reads better beside "now 7 days"
+                now = span_text(getattr(cluster, name))
+                self.fields[name].help_text += f" Now {now}."
 
     def settings(self) -> dict[str, object]:
         """The cleaned values as the cluster holds them (durations as timedelta)."""

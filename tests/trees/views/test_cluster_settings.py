@@ -106,3 +106,12 @@ def test_the_admin_site_cannot_add_a_cluster_past_the_services(client: Client) -
     client.force_login(login_set(username="alice", password="pw", admin=True))
     assert client.get("/admin/trees/cluster/add/").status_code == 403
     assert not Node.objects.exists()
+
+
+def test_each_time_in_seconds_reads_beside_its_span(client: Client, pbs: Cluster) -> None:
+    client.force_login(login_set(username="alice", password="pw", admin=True))
+    page = client.get("/clusters/hpc/settings/").content.decode()
+    # PBS's defaults: decay_time 86400 s, scheduler_iteration 600 s.
+    assert 'value="86400"' in page
+    assert "PBS decays usage this often (sched_config decay_time). Now 1 day." in page
+    assert "and so the dashboard&#x27;s cycles. Now 10 minutes." in page
