@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import Run, examples_or_skip
+from tests.conftest import EXAMPLES, Run, examples_or_skip
 from trees.models import Cluster, Node, NodeOrigin
 
 
@@ -24,10 +24,11 @@ def load_example(run: Run, folder: Path, cluster: str) -> None:
 
 
 def example_cases() -> list[tuple[str, str]]:
-    root = Path(__file__).resolve().parents[3].parent / "shared" / "examples" / "pbs"
-    if not root.is_dir():
+    if not EXAMPLES.is_dir():
         return [("missing", "missing")]
-    return [(d.name, f.name) for d in sorted(root.iterdir()) for f in sorted(d.glob("expected_*"))]
+    return [
+        (d.name, f.name) for d in sorted(EXAMPLES.iterdir()) for f in sorted(d.glob("expected_*"))
+    ]
 
 
 @pytest.mark.django_db

@@ -4,10 +4,9 @@ The reference is pbsfs-behaviour.md §10 (and the C source of pbsfs.cpp it quote
 examples under ../shared/examples/pbs are real pbsfs output.
 """
 
-from pathlib import Path
-
 import pytest
 
+from tests.conftest import EXAMPLES
 from trees.engine.pbs import GroupDef, PbsTree, UsageRecord, compute
 from trees.formats.pbsfs import (
     CREATING,
@@ -30,7 +29,6 @@ from trees.formats.sched_config import parse_sched_config
 
 NOW = 1_750_000_000
 LAST_DECAY = 1_600_000_000
-EXAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "examples" / "pbs"
 
 
 def make_groups(*lines):

@@ -6,12 +6,12 @@ import io
 import random
 import re
 import string
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import EXAMPLES
 from tests.trees.engine.conftest import FORUM_GROUPS
 from trees.engine.pbs import GroupDef
 from trees.formats.rejected import RejectedLine
@@ -21,7 +21,6 @@ from trees.formats.resource_group import (
     parse_resource_group,
 )
 
-EXAMPLES = Path("/work/shared/examples/pbs")
 needs_examples = pytest.mark.skipif(
     not EXAMPLES.is_dir(), reason="the shared PBS example files are not on this machine"
 )

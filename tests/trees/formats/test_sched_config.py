@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import pytest
 
+from tests.conftest import EXAMPLES
 from trees.formats.sched_config import (
     MAX_DECAY_TIME,
     ConfigProblem,
@@ -15,7 +15,6 @@ from trees.formats.sched_config import (
     parse_sched_config,
 )
 
-EXAMPLES = Path("/work/shared/examples/pbs")
 needs_examples = pytest.mark.skipif(
     not EXAMPLES.is_dir(), reason="the shared PBS example files are not on this machine"
 )
