@@ -9,7 +9,7 @@ from typing import Protocol
 
 from trees.engine.pbs import TREEROOT
 from trees.engine.ranking import Level, furthest_over_target
-from trees.quantities import percent_text
+from trees.quantities import UsageUnit, percent_text, usage_number, usage_text
 from trees.selectors.compare import PbsComparison, SlurmComparison
 from trees.selectors.standing import RecoveryProjection
 
@@ -131,7 +131,7 @@ def standing_columns_explained(*, slurm: bool, pbs: bool, answers: bool) -> list
     return [*columns, ("7 days", EXPLANATIONS["trend"]), *recovery]
 
 
-def pbs_comparison_explained(comparison: PbsComparison, unit: str) -> list[str]:
+def pbs_comparison_explained(comparison: PbsComparison, unit: UsageUnit) -> list[str]:
     """The answer in words: where it is decided, on what, and what would turn it round."""
     if comparison.ancestor is None:
         return [
@@ -143,12 +143,15 @@ def pbs_comparison_explained(comparison: PbsComparison, unit: str) -> list[str]:
         (comparison.child_a, comparison.usage_a, comparison.perc_a),
         (comparison.child_b, comparison.usage_b, comparison.perc_b),
     ]
-    said = " with ".join(
-        f"{name} (usage {usage:,.0f} for a target of {percent_text(perc)} %"
-        + (f", usage/perc {usage / perc:.1f})" if perc > 0 else ", no target share)")
+    said = " ".join(
+        f"{name}: usage {usage_text(usage, unit)}, target {percent_text(perc)} %, "
+        + (f"usage/perc {usage_number(usage / perc)}." if perc > 0 else "no target share.")
         for name, usage, perc in sides
     )
-    lines = [f"At {where}, their first common ancestor, pbsfs compares {said}."]
+    lines = [
+        f"At {where}, their first common ancestor, pbsfs compares {sides[0][0]} with"
+        f" {sides[1][0]}. {said}"
+    ]
     if comparison.perc_a <= 0 and comparison.perc_b <= 0:
         return [
             *lines,
@@ -168,9 +171,9 @@ def pbs_comparison_explained(comparison: PbsComparison, unit: str) -> list[str]:
     ratio = win[1] / win[2]
     more = lose[1] / lose[2] * win[2] - win[1]
     changes = [
-        f"{lose[0]}'s usage falling below {ratio * lose[2]:,.1f} (decay lowers it while it"
-        " does not run)",
-        f"{win[0]} using more than {more:,.1f} more ({unit})",
+        f"decay bringing {lose[0]}'s usage below {usage_text(ratio * lose[2], unit, digits=1)}"
+        " while it does not run",
+        f"{win[0]} using {usage_text(more, unit, digits=1)} more",
     ]
     if ratio > 0:  # with no usage at all the winner keeps winning whatever the target
         above = percent_text(lose[1] / ratio)

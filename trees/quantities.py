@@ -68,19 +68,42 @@ def cluster_usage_unit(cluster: _Cluster) -> UsageUnit:
     return usage_unit(cluster.fairshare_usage_res, slurm=cluster.scheduler == "slurm")
 
 
-def usage_text(value: float | None, unit: UsageUnit) -> str:
-    """`1,234,567 core-seconds (342.9 core-hours)`; "" for no value."""
+def usage_text(value: float | None, unit: UsageUnit, *, digits: int = 0) -> str:
+    """`1,234,567 core-seconds (342.9 core-hours)`: the usage as pbsfs prints it (`digits`
+    more for a threshold) and in the larger unit to a tenth, or to two significant digits
+    where a tenth would read 0.0 (`100 CPU-seconds (0.028 CPU-hours)`); "" for no value."""
     if value is None:
         return ""
-    text = f"{value:,.0f} {unit.name}"
-    if unit.human:
-        text += f" ({value / unit.per_human:,.1f} {unit.human})"
+    text = f"{value:,.{digits}f} {unit.name}"
+    if unit.human and value:
+        human = value / unit.per_human
+        tenths = f"{human:,.1f}"
+        text += f" ({tenths if tenths.strip('-0.') else f'{human:.2g}'} {unit.human})"
     return text
 
 
 def usage_number(value: float | None) -> str:
-    """A usage as a table's cell shows it, its unit in the column's head: `1,234,567`."""
+    """A usage (or usage/perc) as pbsfs prints it ("%.0f", half to even on the binary value),
+    with thousands separators; its unit is in the column's head: `1,234,567`."""
     return "" if value is None else f"{value:,.0f}"
+
+
+def fixed(value: float | None, digits: int = 6) -> str:
+    """A factor, tree usage or Level FS as pbsfs and sshare print them ("%f": rounded half to
+    even on the binary value, where Django's floatformat rounds the shortest decimal half up)."""
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def hours_text(value: float | None) -> str:
+    """Core-hours (or GPU-hours) as a report's cell shows them: `26,058.5`."""
+    return "" if value is None else f"{value:,.1f}"
+
+
+def mean_percent(fraction: float) -> str:
+    """A share averaged over a period, as the trends chart's hover shows it: `64.7`. An average
+    of stored float32 targets is not PBS's group_percentage to the sixth place, so it does not
+    pretend to be."""
+    return f"{fraction * 100:.1f}"
 
 
 _SPAN_UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))

@@ -72,25 +72,36 @@
     return doc[key];
   }
 
+  // Numbers as the schedulers' printf prints them (trees/quantities.py for the pages): half to
+  // even on the binary value, as "%f" does (toFixed rounds ties up); usage and usage/perc as
+  // "%.0f" with thousands separators.
+  const printf = (digits, grouping) =>
+    new Intl.NumberFormat("en-US", {
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+      roundingMode: "halfEven",
+      useGrouping: grouping,
+    });
+  const fixed = { 0: printf(0, false), 6: printf(6, false) };
+  const thousands = printf(0, true);
+
   function shown(number, digits) {
     if (number === null || number === undefined) return "";
     if (number === "inf") return "inf";
     if (typeof number !== "number") return String(number);
-    return number.toFixed(digits);
+    return (digits === "thousands" ? thousands : fixed[digits]).format(number);
   }
 
-  // A target share as pbsfs -g prints it: PBS multiplies its float32 share by 100 in float32
-  // (trees/quantities.py says the same for the pages); Slurm's shares are doubles.
+  // A target share as pbsfs -g prints it: PBS multiplies its float32 share by 100 in float32;
+  // Slurm's shares are doubles.
   function percent(fraction) {
     if (fraction === null || fraction === undefined) return "";
-    return (slurm ? fraction * 100 : Math.fround(Math.fround(fraction) * 100)).toFixed(6);
+    return fixed[6].format(slurm ? fraction * 100 : Math.fround(Math.fround(fraction) * 100));
   }
-
-  const thousands = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
 
   const columns = slurm
     ? [["norm_shares", 6], ["effectv_usage", 6], ["level_fs", 6], ["fairshare", 6], ["place", 0]]
-    : [["usage_perc", 1], ["fairshare_tree_usage", 6], ["fairshare_factor", 6]];
+    : [["usage_perc", "thousands"], ["fairshare_tree_usage", 6], ["fairshare_factor", 6]];
 
   function children(id) {
     const below = kids.get(id);
@@ -143,7 +154,7 @@
       doc.shares === null ? "" : String(doc.shares),
       percent(doc.fairshare_perc),
       thousands.format(doc.usage),
-      ((100 * doc.usage) / rootUsage).toFixed(6),
+      fixed[6].format((100 * doc.usage) / rootUsage),
       ...columns.map(([key, digits]) => shown(value(doc, key), digits)),
     ];
     for (const text of cells) {
@@ -230,6 +241,30 @@
     return aboveOnTarget < 0 ? "over target" : "on target";
   }
 
+  // The colour bar says which end is over target, beside the numbers (red is over target
+  // whichever colouring is chosen).
+  function scaleSaid(by, factor) {
+    if (factor) {
+      return {
+        title: { text: "factor" },
+        tickvals: [0, 0.25, 0.5, 0.75, 1],
+        ticktext: ["0 over target", "0.25", "0.5 on target", "0.75", "1 under target"],
+      };
+    }
+    const over = by === "ratio";
+    return {
+      title: { text: over ? "usage / target" : "Level FS" },
+      tickvals: [0, 0.5, 1, 1.5, 2],
+      ticktext: [
+        over ? "0 under target" : "0 over target",
+        "0.5",
+        "1 on target",
+        "1.5",
+        over ? "2+ over target" : "2+ under target",
+      ],
+    };
+  }
+
   // ColorBrewer's RdYlBu, safe for the colour-blind (red-green is not): red over target, blue
   // under, as the pages' words and tables colour them (site.css).
   const RED_YELLOW_BLUE = [
@@ -281,7 +316,7 @@
             cmin: 0,
             cmax: factor ? 1 : 2,
             showscale: true,
-            colorbar: { title: { text: by === "ratio" ? "usage / target" : slurm ? "Level FS" : "factor" } },
+            colorbar: scaleSaid(by, factor),
           },
           customdata: docs.map((doc) => [
             percent(doc.fairshare_perc),

@@ -74,9 +74,13 @@ def test_bob_lands_on_his_standing_and_the_tree_outlines_his_entities(bob: Page)
     assert physics is not None
     assert physics["x"] - frame["x"] < frame["width"] / 10
     shot(bob, "cluster-hpc")
+    # The colour bar says which end is over target, in words beside the numbers.
+    expect(bob.locator("#tree-chart .colorbar")).to_contain_text("0.5 on target")
+    expect(bob.locator("#tree-chart .colorbar")).to_contain_text("0 over target")
 
     bob.get_by_label("usage against target").check()
     expect(bob.locator("#tree-chart .cbtitle")).to_have_text("usage / target")
+    expect(bob.locator("#tree-chart .colorbar")).to_contain_text("2+ over target")
 
     bob.locator("#tree-table th[data-key=usage]").click()
     usages = org_usages(bob)
@@ -89,12 +93,20 @@ def test_bob_lands_on_his_standing_and_the_tree_outlines_his_entities(bob: Page)
     expect(bob.locator("#tree-table tr.found")).to_contain_text("genomics")
     shot(bob, "cluster-hpc-search")
 
+    # The table (tree.js) prints each number as the node page (the server) does: shares,
+    # target %, usage, usage/perc ("%.0f" with separators), tree usage, factor.
+    listed = bob.locator("#tree-table tr.mine").filter(has_text="cond-matter").locator("td")
+    table = listed.all_inner_texts()
+    assert re.fullmatch(r"\d{1,3}(,\d{3})+", table[6]), table  # usage/perc, as pbsfs prints it
+
     # A click on a block opens its page.
     bob.locator("#tree-chart g.slice").filter(has_text="cond-matter").first.click()
     expect(bob.get_by_role("heading", name="cond-matter project")).to_be_visible()
     expect(bob.locator("p.crumbs")).to_have_text(
         re.compile(r"hpc\s*/\s*TREEROOT\s*/\s*physics\s*/\s*cond-matter")
     )
+    path = bob.locator("table.path tbody tr").last.locator("td").all_inner_texts()
+    assert path[1:] == [table[2], table[3], table[4], table[6], table[7], table[8]]
 
 
 def test_zooming_into_a_block_stays_on_the_page_and_loads_its_children(alice: Page) -> None:

@@ -1,18 +1,33 @@
 """trees.quantities: a target share as pbsfs -g prints it, usage with its unit, spans."""
 
+import ctypes
 from datetime import timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from trees.quantities import (
     SLURM_UNIT,
     UsageUnit,
+    fixed,
+    hours_text,
+    mean_percent,
     percent_text,
     span_text,
+    usage_number,
     usage_text,
     usage_unit,
     wait_text,
 )
+
+LIBC = ctypes.CDLL(None)  # pbsfs prints with the C library's printf
+
+
+def printf(form: bytes, value: float) -> str:
+    out = ctypes.create_string_buffer(512)
+    LIBC.snprintf(out, len(out), form, ctypes.c_double(value))
+    return out.value.decode()
 
 
 def test_a_target_reads_as_pbsfs_g_prints_it() -> None:
@@ -48,6 +63,49 @@ def test_usage_reads_with_thousands_and_its_human_form() -> None:
     assert usage_unit("anything", slurm=True) == SLURM_UNIT
     assert usage_text(5.0, UsageUnit("usage units of `mem`")) == "5 usage units of `mem`"
     assert usage_text(None, SLURM_UNIT) == ""
+
+
+def test_a_small_usage_keeps_two_digits_in_the_larger_unit() -> None:
+    cput = usage_unit("cput")
+    assert usage_text(100.0, cput) == "100 CPU-seconds (0.028 CPU-hours)"  # not "0.0 CPU-hours"
+    assert usage_text(3599.0, cput) == "3,599 CPU-seconds (1.0 CPU-hours)"
+    assert usage_text(400.0, cput) == "400 CPU-seconds (0.1 CPU-hours)"
+    assert usage_text(0.0, cput) == "0 CPU-seconds"
+    assert usage_text(150.5, cput, digits=1) == "150.5 CPU-seconds (0.042 CPU-hours)"
+    assert usage_text(-100.0, cput) == "-100 CPU-seconds (-0.028 CPU-hours)"
+
+
+def test_usage_and_usage_perc_round_as_pbsfs_does() -> None:
+    # "%.0f" rounds half to even: the decayed 2.5 prints 2, and the hpc root's usage/perc
+    # 123876906.5 prints 123876906.
+    assert usage_number(2.5) == "2"
+    assert usage_number(3.5) == "4"
+    assert usage_number(123876906.5) == "123,876,906"
+    assert usage_number(-1.0) == "-1"  # pbsfs's usage/perc with no target share
+    assert usage_number(None) == ""
+
+
+def test_a_factor_rounds_on_its_binary_value_as_printf_does() -> None:
+    # 0.1234565 is stored just below its decimal form: printf's "%f" says 0.123456, where
+    # rounding the shortest decimal half up (Django's floatformat) said 0.123457.
+    assert printf(b"%f", 0.1234565) == "0.123456"
+    assert fixed(0.1234565) == "0.123456"
+    assert fixed(float("inf")) == "inf"  # sshare's Level FS with no usage
+    assert fixed(4.55, 1) == "4.5"  # 4.55 is 4.5499... in binary
+    assert fixed(None) == ""
+
+
+@given(st.floats(min_value=-1e12, max_value=1e12, allow_nan=False))
+def test_fixed_and_usage_number_print_what_printf_prints(value: float) -> None:
+    assert fixed(value) == printf(b"%f", value)
+    assert usage_number(value).replace(",", "") == printf(b"%.0f", value)
+
+
+def test_report_hours_and_period_averages_read_as_their_tables_and_charts() -> None:
+    assert hours_text(26058.49) == "26,058.5"
+    assert hours_text(None) == ""
+    assert mean_percent(0.64689592) == "64.7"  # the trends chart's hover says 64.7 %
+    assert mean_percent(0.14035087) == "14.0"
 
 
 @pytest.mark.parametrize(

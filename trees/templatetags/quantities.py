@@ -1,5 +1,5 @@
 """The pages' filters for trees/quantities.py: `{{ node.fairshare_perc|target_percent:slurm }}`,
-`{{ node.usage|usage:unit }}`, `{{ node.usage|usage_number }}`,
+`{{ node.usage|usage:unit }}`, `{{ node.usage|usage_number }}`, `{{ node.fairshare_factor|fixed }}`,
 `{{ cluster.decay_interval|span }}`."""
 
 from __future__ import annotations
@@ -10,6 +10,9 @@ from django import template
 
 from trees.quantities import (
     UsageUnit,
+    fixed,
+    hours_text,
+    mean_percent,
     percent_text,
     span_text,
     usage_number,
@@ -38,6 +41,14 @@ def usage(value: float | None, unit: UsageUnit) -> str:
 
 register.filter("usage_number", usage_number)
 register.filter("span", span_text)
+register.filter("hours", hours_text)
+register.filter("mean_percent", mean_percent)
+
+
+@register.filter("fixed")
+def fixed_filter(value: float | None, digits: int = 6) -> str:
+    """`{{ node.fairshare_factor|fixed }}`: "%f" as the schedulers print it (`|fixed:1`)."""
+    return fixed(value, int(digits))
 
 
 @register.filter

@@ -54,11 +54,8 @@ def compare_page(request: HttpRequest, name: str) -> HttpResponse:
             context["lines"] = [slurm_comparison_explained(comparison)]
         else:
             answer = pbs_compare_get(cluster=cluster, a=a, b=b)
-            unit = cluster_usage_unit(cluster).name
-            context["winner"], context["lines"] = (
-                answer.winner,
-                pbs_comparison_explained(answer, unit),
-            )
+            context["winner"] = answer.winner
+            context["lines"] = pbs_comparison_explained(answer, cluster_usage_unit(cluster))
     except (LookupError, ValueError) as exc:
         context["error"] = str(exc)
         return render(request, "trees/compare.html", context, status=400)

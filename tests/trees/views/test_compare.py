@@ -47,14 +47,14 @@ def test_the_deciding_level_and_what_would_change_it_by_hand(client: Client) -> 
     402, one more; or with a target above 201 / 2005 = 10.024938 %."""
     login(client, "ann")
     text = answer(client, "whitepaper", "L5", "L1")
-    assert "At the root, their first common ancestor, pbsfs compares B2 (usage 401 for a" in text
     assert (
-        "target of 20.000000 %, usage/perc 2005.0) with B1 (usage 201 for a target of 10.000000 %,"
-        in text
-    )
+        "At the root, their first common ancestor, pbsfs compares B2 with B1."
+        " B2: usage 401 CPU-seconds (0.1 CPU-hours), target 20.000000 %, usage/perc 2,005."
+        " B1: usage 201 CPU-seconds (0.1 CPU-hours), target 10.000000 %, usage/perc 2,010."
+    ) in text
     assert "L5 is more deserving than L1" in text
-    assert "B1's usage falling below 200.5" in text
-    assert "B2 using more than 1.0 more (CPU-seconds)" in text
+    assert "decay bringing B1's usage below 200.5 CPU-seconds (0.1 CPU-hours)" in text
+    assert "B2 using 1.0 CPU-seconds (0.00028 CPU-hours) more" in text
     assert "target share rising above 10.024938 %" in text  # 201 / 2005, as pbsfs prints it
 
 

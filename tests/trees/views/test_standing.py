@@ -164,9 +164,14 @@ def test_a_running_job_shows_on_its_member_s_landing(client: Client) -> None:
     Membership.objects.create(user=ann, node=job.node, role=Role.MEMBER)
     text = landing_text(client)
     start = timezone.localtime(job.start, UTC).strftime("%Y-%m-%d %H:%M")
-    assert f"{job.job_id}: {job.ncpus} CPUs since {start}, {job.accrued:,.0f}" in text
-    unit = cluster_usage_unit(job.node.cluster).name
-    assert f"Running jobs (usage so far, {unit})" in text
+    unit = cluster_usage_unit(job.node.cluster)
+    hours = job.accrued / unit.per_human
+    assert hours >= 0.1  # the demo's longest running job, in hours with one decimal
+    assert (
+        f"{job.job_id}: {job.ncpus} CPUs since {start}, {job.accrued:,.0f} {unit.name}"
+        f" ({hours:,.1f} {unit.human}) so far"
+    ) in text
+    assert "Running jobs (usage so far)" in text
 
 
 def test_someone_without_entities_lands_on_the_clusters(client: Client) -> None:

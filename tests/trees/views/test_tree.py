@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from accounting.models import Cycle, NodeHistory
 from tests.cast import demo_job, login, node
+from tests.conftest import EXAMPLES, examples_or_skip
 from trees.models import Cluster, Membership, Node, Role
 from trees.selectors.pbs import pbs_state_get
 from trees.services.pbs import resource_group_import
@@ -255,7 +256,7 @@ def test_the_node_page_shows_the_path_and_which_level_pulls_it_down(
     # pbsfs -g L5: TREEROOT 801 / 1.000, B2 401 / 0.200 = 2005, B3 201 / 0.150 = 1340,
     # L5 100 / 0.100 = 1000. B2 uses half the machine for a fifth of it: it pulls L5 down.
     rows = page.split("<tbody>")[1].split("</tbody>")[0].split("<tr")[1:]
-    assert [('class="culprit"' in row, ">2005.0<" in row or ">1340.0<" in row) for row in rows] == [
+    assert [('class="culprit"' in row, ">2,005<" in row or ">1,340<" in row) for row in rows] == [
         (False, False),
         (True, True),
         (False, True),
@@ -368,6 +369,48 @@ def test_the_recovery_projection_starts_at_the_stored_factor_and_says_when(
     assert client.get(f"/clusters/fairtree/nodes/{fairtree.pk}/recovery.json").status_code == 404
 
 
+def pbsfs_g_captured(example: str) -> list[tuple[str, dict[str, str]]]:
+    """Each `pbsfs -g NAME` the real program printed for an example tree: its entity and
+    fields (Percentage, fairshare_tree_usage, usage, usage/perc) as printed."""
+    found = []
+    for path in sorted((EXAMPLES / example).glob("expected_g_*.txt")):
+        fields = dict(
+            (key.strip(), value.strip())
+            for key, value in (line.split(":", 1) for line in path.read_text().splitlines()[1:8])
+        )
+        found.append((path.stem.removeprefix("expected_g_"), fields))
+    return found
+
+
+@pytest.mark.usefixtures("samples")
+@pytest.mark.parametrize(
+    ("cluster", "example"), [("whitepaper", "seed_tree"), ("forum", "forum_example")]
+)
+def test_every_node_page_prints_the_numbers_pbsfs_g_printed(
+    client: Client, cluster: str, example: str
+) -> None:
+    """The last row of the node's path, against the real pbsfs -g of the same tree and usage:
+    Target % as Percentage, Usage and usage/perc as "%.0f" (separators aside), Tree usage."""
+    examples_or_skip()
+    login(client, "ann")
+    captured = pbsfs_g_captured(example)
+    assert len(captured) >= 6
+    for name, printed in captured:
+        if name == "TREEROOT":
+            continue
+        page = client.get(f"/clusters/{cluster}/nodes/{node(cluster, name).pk}/").content.decode()
+        path = page.split('<table class="path">')[1].split("</table>")[0]
+        last = path.split("<tr")[-1]
+        cells = [html.unescape(cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", last)]
+        _shares, target, usage, usage_perc, tree_usage = cells[1:6]
+        assert (target + "%", usage.replace(",", ""), usage_perc.replace(",", ""), tree_usage) == (
+            printed["Percentage"],
+            printed["usage"].split(" ")[0],
+            printed["usage/perc"],
+            printed["fairshare_tree_usage"],
+        ), name
+
+
 @pytest.mark.usefixtures("samples")
 def test_a_node_page_reads_targets_as_pbsfs_g_and_usage_with_its_unit(client: Client) -> None:
     """The white paper's L5: pbsfs -g prints `Percentage: 10.000001%`; its usage is cput."""
@@ -376,7 +419,9 @@ def test_a_node_page_reads_targets_as_pbsfs_g_and_usage_with_its_unit(client: Cl
     text = client.get(f"/clusters/whitepaper/nodes/{l5.pk}/").content.decode()
     assert "<td>10.000001</td>" in text
     assert "Usage (CPU-seconds)" in text
-    assert "Target share 10.000001 % of the machine; usage 100 CPU-seconds (0.0 CPU-hours)" in text
+    assert (
+        "Target share 10.000001 % of the machine; usage 100 CPU-seconds (0.028 CPU-hours)" in text
+    )
     b3 = node("whitepaper", "B3")
     text = client.get(f"/clusters/whitepaper/nodes/{b3.pk}/").content.decode()
     assert "<td>10.000001</td><td>100</td>" in text  # L5 among B3's children

@@ -154,8 +154,8 @@ def test_the_share_of_usage_against_target_over_time_calls_out_a_child_far_over(
     page = client.get("/clusters/hpc/trends/", {"node": str(physics.pk), "range": "7d"})
     text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.content.decode())))
     assert (
-        f"{first.name} ran far over target in this period: on average 85.000000 % of physics's"
-        " usage for a target of 50.000000 %, 1.7 times its target."
+        f"{first.name} ran far over target in this period: on average 85.0 % of physics's"
+        " usage for a target of 50.0 %, 1.7 times its target."
     ) in text
     assert f"{second.name} ran far over" not in text
     series = page.context["series"]
