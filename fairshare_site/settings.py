@@ -272,9 +272,13 @@ CELERY_BEAT_SCHEDULE = {
     "uploads-clean-up": {"task": "accounting.tasks.clean_uploads", "schedule": 3_600.0},
 }
 
+LOG_LEVEL = env.str("LOG_LEVEL", default="WARNING")
+# Django's own records go to the root's handler only: its default console handler for DEBUG
+# printed each of them (a refused page's "Forbidden: ...") a second time.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {"django": {"handlers": [], "level": LOG_LEVEL, "propagate": True}},
 }

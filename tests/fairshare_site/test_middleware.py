@@ -89,3 +89,22 @@ def test_a_missing_cluster_or_node_and_a_refusal_are_the_site_s_pages_with_debug
     assert "You may not open this page: the audit trail is for admins." in page.content.decode()
     assert "Back to the clusters" in page.content.decode()
     assert [record.exc_info for record in caplog.records] == [None]  # one line, no traceback
+
+
+def test_a_refusal_reaches_the_root_s_handler_alone_with_debug_on_or_off(settings: Any) -> None:
+    """Django's default logging adds a console handler of its own for DEBUG, which printed a
+    403's "Forbidden: ..." a second time beside the root's handler; the site's LOGGING leaves
+    django's loggers without handlers, so their records reach the root's one."""
+    for debug in (True, False):
+        settings.DEBUG = debug  # Django's require_debug_true filter reads it per record
+        record = logging.LogRecord(
+            "django.request", logging.WARNING, __file__, 1, "Forbidden: %s", ("/x/",), None
+        )
+        below_root = []
+        logger = logging.getLogger("django.request")
+        while logger is not logging.root:
+            below_root += [h for h in logger.handlers if h.filter(record)]
+            assert logger.propagate, logger.name
+            assert logger.parent is not None
+            logger = logger.parent
+        assert below_root == [], debug
