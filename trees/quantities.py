@@ -70,16 +70,21 @@ def cluster_usage_unit(cluster: _Cluster) -> UsageUnit:
 
 def usage_text(value: float | None, unit: UsageUnit, *, digits: int = 0) -> str:
     """`1,234,567 core-seconds (342.9 core-hours)`: the usage as pbsfs prints it (`digits`
-    more for a threshold) and in the larger unit to a tenth, or to two significant digits
-    where a tenth would read 0.0 (`100 CPU-seconds (0.028 CPU-hours)`); "" for no value."""
+    more for a threshold), and in the larger unit beside it; "" for no value."""
     if value is None:
         return ""
     text = f"{value:,.{digits}f} {unit.name}"
     if unit.human and value:
-        human = value / unit.per_human
-        tenths = f"{human:,.1f}"
-        text += f" ({tenths if tenths.strip('-0.') else f'{human:.2g}'} {unit.human})"
+        text += f" ({larger_unit_number(value / unit.per_human)} {unit.human})"
     return text
+
+
+def larger_unit_number(value: float | None) -> str:
+    """Usage in its larger unit (core-hours, GPU-hours, TRES-minutes): to a tenth, `26,058.5`,
+    or to two significant digits where a tenth would read 0.0, `0.028`."""
+    if value is None:
+        return ""
+    return f"{value:,.1f}" if round(value, 1) else f"{value:.2g}"
 
 
 def usage_number(value: float | None) -> str:
@@ -92,11 +97,6 @@ def fixed(value: float | None, digits: int = 6) -> str:
     """A factor, tree usage or Level FS as pbsfs and sshare print them ("%f": rounded half to
     even on the binary value, where Django's floatformat rounds the shortest decimal half up)."""
     return "" if value is None else f"{value:.{digits}f}"
-
-
-def hours_text(value: float | None) -> str:
-    """Core-hours (or GPU-hours) as a report's cell shows them: `26,058.5`."""
-    return "" if value is None else f"{value:,.1f}"
 
 
 def mean_percent(fraction: float) -> str:

@@ -82,26 +82,28 @@
       roundingMode: "halfEven",
       useGrouping: grouping,
     });
-  const fixed = { 0: printf(0, false), 6: printf(6, false) };
+  const whole = printf(0, false);
+  const sixPlaces = printf(6, false);
   const thousands = printf(0, true);
 
-  function shown(number, digits) {
+  function shown(number, format) {
     if (number === null || number === undefined) return "";
     if (number === "inf") return "inf";
     if (typeof number !== "number") return String(number);
-    return (digits === "thousands" ? thousands : fixed[digits]).format(number);
+    return format.format(number);
   }
 
   // A target share as pbsfs -g prints it: PBS multiplies its float32 share by 100 in float32;
   // Slurm's shares are doubles.
   function percent(fraction) {
     if (fraction === null || fraction === undefined) return "";
-    return fixed[6].format(slurm ? fraction * 100 : Math.fround(Math.fround(fraction) * 100));
+    return sixPlaces.format(slurm ? fraction * 100 : Math.fround(Math.fround(fraction) * 100));
   }
 
   const columns = slurm
-    ? [["norm_shares", 6], ["effectv_usage", 6], ["level_fs", 6], ["fairshare", 6], ["place", 0]]
-    : [["usage_perc", "thousands"], ["fairshare_tree_usage", 6], ["fairshare_factor", 6]];
+    ? [["norm_shares", sixPlaces], ["effectv_usage", sixPlaces], ["level_fs", sixPlaces],
+       ["fairshare", sixPlaces], ["place", whole]]
+    : [["usage_perc", thousands], ["fairshare_tree_usage", sixPlaces], ["fairshare_factor", sixPlaces]];
 
   function children(id) {
     const below = kids.get(id);
@@ -154,8 +156,8 @@
       doc.shares === null ? "" : String(doc.shares),
       percent(doc.fairshare_perc),
       thousands.format(doc.usage),
-      fixed[6].format((100 * doc.usage) / rootUsage),
-      ...columns.map(([key, digits]) => shown(value(doc, key), digits)),
+      sixPlaces.format((100 * doc.usage) / rootUsage),
+      ...columns.map(([key, format]) => shown(value(doc, key), format)),
     ];
     for (const text of cells) {
       const td = document.createElement("td");

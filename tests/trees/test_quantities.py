@@ -11,7 +11,7 @@ from trees.quantities import (
     SLURM_UNIT,
     UsageUnit,
     fixed,
-    hours_text,
+    larger_unit_number,
     mean_percent,
     percent_text,
     span_text,
@@ -102,8 +102,10 @@ def test_fixed_and_usage_number_print_what_printf_prints(value: float) -> None:
 
 
 def test_report_hours_and_period_averages_read_as_their_tables_and_charts() -> None:
-    assert hours_text(26058.49) == "26,058.5"
-    assert hours_text(None) == ""
+    assert larger_unit_number(26058.49) == "26,058.5"
+    assert larger_unit_number(0.04) == "0.04"  # a tenth would read 0.0
+    assert larger_unit_number(0.05000001) == "0.1"
+    assert larger_unit_number(None) == ""
     assert mean_percent(0.64689592) == "64.7"  # the trends chart's hover says 64.7 %
     assert mean_percent(0.14035087) == "14.0"
 

@@ -11,7 +11,7 @@ from django import template
 from trees.quantities import (
     UsageUnit,
     fixed,
-    hours_text,
+    larger_unit_number,
     mean_percent,
     percent_text,
     span_text,
@@ -41,7 +41,7 @@ def usage(value: float | None, unit: UsageUnit) -> str:
 
 register.filter("usage_number", usage_number)
 register.filter("span", span_text)
-register.filter("hours", hours_text)
+register.filter("larger_unit", larger_unit_number)
 register.filter("mean_percent", mean_percent)
 
 
