@@ -334,3 +334,40 @@ class UploadRejection(models.Model):
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.field}: {self.reason}"
+
+
+class PushedAccounting(models.Model):
+    """The answer to a push of accounting lines through the API that carried an
+    `Idempotency-Key`: the same person's retry with the same key gets it again, and nothing is
+    ingested twice (the job runs are exactly-once anyway; the key spares the work and keeps
+    the first answer's counts)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="pushed_accounting"
+    )
+    key = models.CharField(max_length=255)
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="pushes")
+    answer = models.JSONField(help_text="The first answer's JSON.")
+    received_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "key"], name="pushed_accounting_key_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"push {self.key!r} by {self.user} to {self.cluster}"
+
+
+class TaskFailure(models.Model):
+    """A Celery task that raised (recorded by the task_failure signal): counted on /metrics."""
+
+    task = models.CharField(max_length=255)
+    failed_at = models.DateTimeField(db_index=True)
+    error = models.TextField()
+
+    class Meta:
+        ordering = ["-failed_at"]
+
+    def __str__(self) -> str:
+        return f"{self.task} failed at {self.failed_at:%Y-%m-%d %H:%M:%S}"

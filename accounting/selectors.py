@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Count, F, FloatField, Max, OuterRef, Sum
+from django.db.models import Count, F, FloatField, Max, OuterRef, QuerySet, Subquery, Sum
 from django.db.models.functions import Cast, Coalesce
 
 from accounting.models import Cycle, FilesUpload, Job, NodeHistory, UploadRejection
@@ -303,3 +303,57 @@ def upload_rejections_get(
     """The upload's rejected lines in the order they were met; the first `limit` of them."""
     rejections = UploadRejection.objects.filter(upload=upload).order_by("id")
     return rejections[:limit].iterator() if limit is not None else rejections.iterator(2000)
+
+
+def node_jobs_get(
+    *,
+    node: Node,
+    leaves: Iterable[int],
+    state: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> QuerySet[Job]:
+    """The runs charged to a node's leaves (`leaves`: the node itself for a leaf), in any order:
+    of a state, and whose last event (end, else start, else submission) is in [since, until)."""
+    jobs = Job.objects.filter(cluster_id=node.cluster_id, node_id__in=list(leaves))
+    if state is not None:
+        jobs = jobs.filter(state=state)
+    if since is not None or until is not None:
+        jobs = jobs.annotate(last_event=Coalesce("end", "start", "qtime", "ctime"))
+        if since is not None:
+            jobs = jobs.filter(last_event__gte=since)
+        if until is not None:
+            jobs = jobs.filter(last_event__lt=until)
+    return jobs
+
+
+@dataclass(frozen=True)
+class NodeThen:
+    """A node's numbers as the cycle last before a moment left them, and its shares then."""
+
+    node_id: int
+    at: datetime
+    shares: int | None
+    point: HistoryPoint
+
+
+def tree_at_get(*, cluster: Cluster, at: datetime) -> dict[int, NodeThen]:
+    """Each node that has history at or before `at`: its last point then, and its shares then
+    (the shares now, with the audited changes made since undone, newest first)."""
+    last = NodeHistory.objects.filter(node=OuterRef("node"), at__lte=at).order_by("-at")
+    rows = NodeHistory.objects.filter(
+        node__cluster=cluster, at=Subquery(last.values("at")[:1])
+    ).values_list(
+        "node_id", "at", "usage", "fairshare_perc", "fairshare_tree_usage",
+        "fairshare_factor", "level_fs", "fairshare_rank",
+    )  # fmt: skip
+    shares = dict(Node.objects.filter(cluster=cluster).values_list("id", "shares"))
+    undone = ShareChange.objects.filter(cluster=cluster, changed_at__gt=at, node__isnull=False)
+    for node_id, old in undone.order_by("-changed_at", "-id").values_list("node_id", "old_shares"):
+        shares[node_id] = old
+    found = {}
+    for node_id, moment, usage, perc, tree_usage, factor, level_fs, rank in rows:
+        usage_perc = -1.0 if perc == 0 else usage / perc
+        point = HistoryPoint(moment, usage, perc, tree_usage, usage_perc, factor, level_fs, rank)
+        found[node_id] = NodeThen(node_id, moment, shares.get(node_id), point)
+    return found

@@ -41,6 +41,10 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "csp",
     "axes",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "trees",
     "accounting",
 ]
@@ -270,6 +274,49 @@ CELERY_BEAT_SCHEDULE = {
     "due-cycles": {"task": "accounting.tasks.run_due_cycles", "schedule": 60.0},
     "history-roll-up": {"task": "accounting.tasks.roll_up_history", "schedule": 86_400.0},
     "uploads-clean-up": {"task": "accounting.tasks.clean_uploads", "schedule": 3_600.0},
+}
+
+# The REST API (docs/api.md): personal tokens (`Authorization: Bearer`) or the session; the
+# pages' access rules; JSON only, errors as {"error", "detail"}; each token (or login) throttled
+# to API_THROTTLE_RATE requests, counted per process (the default cache is per process).
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "trees.api.authentication.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["trees.api.permissions.TokenScopes"],
+    "DEFAULT_RENDERER_CLASSES": ["trees.api.renderers.JsonRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_FILTER_BACKENDS": [],
+    "DEFAULT_THROTTLE_CLASSES": ["trees.api.throttles.TokenRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"api": env.str("API_THROTTLE_RATE", default="600/min")},
+    "EXCEPTION_HANDLER": "trees.api.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "URL_FORMAT_OVERRIDE": None,  # `format` is /shares/' own parameter (sshare, pbsfs)
+}
+API_TOKEN_DAYS = env.int("API_TOKEN_DAYS", default=180)  # a new token's default lifetime
+# /metrics (Prometheus) answers a token with the `metrics` scope, or any request from these
+# addresses (a site's Prometheus server); METRICS_MAX_DEPTH bounds the nodes it lists (the
+# root is depth 0; users of a three-level tree are depth 3): each node is a series per gauge.
+METRICS_ADDRESSES = env.list("METRICS_ADDRESSES", default=[])
+METRICS_MAX_DEPTH = env.int("METRICS_MAX_DEPTH", default=3)
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Fairshare dashboard API",
+    "DESCRIPTION": (
+        "Every number of the fairshare dashboard for programs: the tree as the scheduler"
+        " computes it, each node's path, history and jobs, a person's standing, comparisons,"
+        " trends and the audit trail; accounting pushed from a PBS host; share edits. The"
+        " same access rules as the pages. Authenticate with `Authorization: Bearer TOKEN` (a"
+        " personal token from /accounts/tokens/) or the session."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {},
 }
 
 LOG_LEVEL = env.str("LOG_LEVEL", default="WARNING")

@@ -8,6 +8,9 @@ from django.urls import include, path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
+from accounting.api.metrics import metrics
+from trees.views.tokens import api_tokens_page
+
 # Password reset sends mail: offered (its link and its pages) only when a mail server is set.
 PASSWORD_RESET_VIEWS = {
     "password_reset",
@@ -16,6 +19,7 @@ PASSWORD_RESET_VIEWS = {
     "password_reset_complete",
 }
 account_urls = [
+    path("tokens/", api_tokens_page, name="api-tokens"),
     path(
         "login/",
         LoginView.as_view(extra_context={"password_reset": settings.PASSWORD_RESET}),
@@ -40,6 +44,9 @@ urlpatterns = [
         name="favicon",
     ),
     path("accounts/", include(account_urls)),
+    path("api/", include("trees.api.urls")),
+    path("api/", include("accounting.api.urls")),
+    path("metrics", metrics, name="metrics"),
     path("", include("trees.urls")),
     path("", include("accounting.urls")),
 ]

@@ -9,13 +9,15 @@ from datetime import timedelta
 from typing import Any
 
 from django import forms
+from django.conf import settings
 
 from trees.engine.edit import ChildEdit
 from trees.engine.pbs import INT_MAX, ROOT_ALIAS, resource_group_parent
 from trees.formats.sched_config import MAX_DECAY_TIME
-from trees.models import Cluster, Scheduler
+from trees.models import Cluster, Scheduler, TokenScope
 from trees.quantities import span_text
 from trees.services.clusters import CLUSTER_SETTINGS
+from trees.services.tokens import MAX_TOKEN_DAYS
 
 NEW_ROWS = 3
 
@@ -168,3 +170,29 @@ class ClusterSettingsForm(forms.Form):
 
 _DURATIONS = ("decay_interval", "scheduler_iteration", "priority_decay_half_life",
               "priority_calc_period")  # fmt: skip
+
+
+class ApiTokenForm(forms.Form):
+    """A new API token: its name, lifetime and scope. Every scope is a valid answer, so that a
+    member's forged `read write` reaches the service and is refused with why; the admins'
+    scopes are offered to admins only. The field names are the service's error keys."""
+
+    name = forms.CharField(
+        max_length=100,
+        help_text="What it is for, e.g. “Grafana on ops1”: you tell your tokens apart by it.",
+    )
+    expires_days = forms.IntegerField(
+        label="Expires after (days)",
+        min_value=1,
+        max_value=MAX_TOKEN_DAYS,
+        help_text=f"From 1 to {MAX_TOKEN_DAYS}; then its program is refused: give it a new one.",
+    )
+    scope = forms.ChoiceField(choices=TokenScope.choices)
+
+    def __init__(self, data: Any = None, *, admin: bool) -> None:
+        super().__init__(
+            data, initial={"expires_days": settings.API_TOKEN_DAYS, "scope": TokenScope.READ}
+        )
+        if not admin:
+            self.fields["scope"].widget.choices = [(TokenScope.READ, TokenScope.READ.label)]
+            self.fields["scope"].help_text = "Pushing accounting and /metrics are for admins."

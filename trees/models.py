@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from trees.engine.formula import USAGE_RESOURCES, FormulaError, parse_formula
 from trees.engine.slurm import Algorithm, UsageResetPeriod
@@ -432,3 +432,44 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} {self.role} of {self.node}"
+
+
+class TokenScope(models.TextChoices):
+    READ = "read", "read: the API's answers"
+    WRITE = "read write", "read write: also pushes accounting and edits shares (admins)"
+    METRICS = "metrics", "metrics: /metrics only, for a Prometheus server (admins)"
+
+
+class ApiToken(models.Model):
+    """A personal API token (`Authorization: Bearer`): only its SHA-256 is kept, so the token
+    itself is shown once, when it is made; it acts for its person within its scope until it
+    expires or is revoked."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, help_text="What it is for, in its owner's words.")
+    prefix = models.CharField(max_length=16, help_text="Its first characters, to tell it apart.")
+    digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the token, hex.")
+    scope = models.CharField(max_length=16, choices=TokenScope.choices, default=TokenScope.READ)
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["user_id", "-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(scope__in=TokenScope.values), name="api_token_scope_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(expires_at__gt=F("created_at")), name="api_token_expires_after_made"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user}'s token {self.name!r} ({self.prefix}…)"
+
+    def usable_at(self, now: datetime) -> bool:
+        return self.revoked_at is None and now < self.expires_at

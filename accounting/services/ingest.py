@@ -65,6 +65,40 @@ class IngestResult:
     unknown_entities: list[str]
     created_nodes: list[str]
 
+    def document(self, *, files_named: dict[str, str] | None = None) -> dict[str, object]:
+        """The counts and every rejected line, as `--json` and the API answer them;
+        `files_named`: the names to give the files read (a pushed request's temporary one)."""
+        run = self.run
+        named = files_named or {}
+        return {
+            "read": run.read,
+            "ingested": run.ingested,
+            "duplicates": run.duplicates,
+            "rejected": run.rejected,
+            "running": run.running,
+            "queued": run.queued,
+            "rejects": [
+                {
+                    "file": named.get(s.path, s.path),
+                    "line": bad.line,
+                    "field": bad.field,
+                    "reason": bad.reason,
+                }
+                for s in self.files
+                for bad in s.rejects
+            ],
+            "record_types": run.record_types,
+            "unknown_entities": self.unknown_entities,
+            "created_nodes": self.created_nodes,
+            "files": [
+                {**summary.document(), "path": named.get(summary.path, summary.path)}
+                for summary in self.files
+            ],
+            "cluster": run.cluster.name,
+            "ingest_run": run.pk,
+            "seconds": round(run.duration or 0.0, 3),
+        }
+
     @property
     def stored_anything(self) -> bool:
         """Whether the input held any job run, new or already stored."""

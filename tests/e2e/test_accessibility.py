@@ -29,6 +29,7 @@ PAGES: list[tuple[str, str | None, Where, int]] = [
     ("landing-bob", "bob", "/", 200),
     ("landing-alice", "alice", "/", 200),
     ("me-carol", "carol", "/me/", 200),
+    ("tokens-bob", "bob", "/accounts/tokens/", 200),
     ("cluster-hpc", "bob", "/clusters/hpc/", 200),
     ("cluster-fairtree", "carol", "/clusters/fairtree/", 200),
     ("node-hpc-cond-matter", "bob", lambda page: node_path(page, "hpc", "cond-matter"), 200),

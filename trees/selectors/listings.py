@@ -6,7 +6,7 @@ from __future__ import annotations
 from trees.engine.pbs import UNSPECIFIED
 from trees.engine.slurm import NO_VAL, USE_PARENT, Algorithm
 from trees.formats.pbsfs import ListingLine, format_listing
-from trees.formats.sshare import columns_for, format_sshare, sshare_row, zero_tres
+from trees.formats.sshare import SshareRow, columns_for, format_sshare, sshare_row, zero_tres
 from trees.models import Cluster, NodeKind, Scheduler
 from trees.selectors.tree import tree_get
 
@@ -38,6 +38,13 @@ def pbsfs_listing_get(*, cluster: Cluster) -> str:
 
 def sshare_listing_get(*, cluster: Cluster) -> str:
     """What `sshare -a -l` prints, from the stored metrics (nothing recomputed)."""
+    rows = [row for _, row in sshare_rows_get(cluster=cluster)]
+    return format_sshare(rows, columns_for(Algorithm(cluster.fairshare_algorithm), long=True))
+
+
+def sshare_rows_get(*, cluster: Cluster) -> list[tuple[int, SshareRow]]:
+    """Each association's node id and its sshare row, in sshare's order, from the stored
+    metrics (nothing recomputed)."""
     nodes = tree_get(cluster=cluster)
     names = {item.node.id: item.node.name for item in nodes}
     zeros = zero_tres(cluster.slurm_tres.split(","))
@@ -61,5 +68,5 @@ def sshare_listing_get(*, cluster: Cluster) -> str:
             grp_tres_mins=node.grp_tres_mins,
             tres_run_mins=node.tres_run_mins or zeros,
         )
-        rows.append(row)
-    return format_sshare(rows, columns_for(algorithm, long=True))
+        rows.append((node.id, row))
+    return rows

@@ -41,7 +41,7 @@ def compare_page(request: HttpRequest, name: str) -> HttpResponse:
             not label
             or len(label) > MAX_NAME
             or "\x00" in label
-            or not _reads(cluster, access, label)
+            or not reads_label(cluster, access, label)
         ):
             context["error"] = (
                 f"{parameter}: no entity or group {label!r} that you may read on {cluster.name}"
@@ -77,7 +77,7 @@ def compare_names(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
-def _reads(cluster: Cluster, access: Access, label: str) -> bool:
+def reads_label(cluster: Cluster, access: Access, label: str) -> bool:
     """Whether `label` names a node the person reads."""
     found = labelled_ids_get(cluster=cluster, label=label)
     if access.whole_tree:

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 # The largest primary key the databases hold (a signed 64-bit integer): a larger id names
 # nothing, as a missing row does.
 MAX_ID = 2**63 - 1
 MAX_NAME = 255  # characters of a node's name, as the database holds it
+MAX_TIME = 64  # characters of an ISO 8601 time with its fraction and zone
 MAX_LEVELS = 3  # of a tree.json answer below its top
 HISTORY_RANGES = {"7d": timedelta(days=7), "30d": timedelta(days=30), "1y": timedelta(days=365)}
 AUDIT_PAGE = 100  # share changes a page of the audit trail lists
@@ -79,6 +82,21 @@ def text_parameter(
         least = 1 if required else 0
         raise BadParameter(name, f"must be {least} to {max_length} characters of a name")
     return text
+
+
+def time_parameter(request: HttpRequest, name: str) -> datetime | None:
+    """The ISO 8601 time `name` of the query string (without a zone: the site's), None when
+    absent."""
+    text = request.GET.get(name)
+    if text is None:
+        return None
+    try:
+        moment = parse_datetime(text.strip()) if len(text) <= MAX_TIME else None
+    except ValueError:
+        moment = None
+    if moment is None:
+        raise BadParameter(name, "must be an ISO 8601 time, such as 2026-11-26T12:00:00Z")
+    return moment if timezone.is_aware(moment) else timezone.make_aware(moment)
 
 
 def _whole_number(text: str) -> int | None:

@@ -72,7 +72,9 @@ def landing(request: HttpRequest) -> HttpResponse:
     """The front page: a person with entities first reads where each stands (its words, the
     level pulling it down, when it recovers, its running and queued jobs), then every
     cluster."""
-    standings = [standing for standing in _standings(request.user, members=False) if standing.mine]
+    standings = [
+        standing for standing in person_standings(request.user, members=False) if standing.mine
+    ]
     return render(
         request,
         "trees/index.html",
@@ -93,7 +95,7 @@ def my_standing(request: HttpRequest) -> HttpResponse:
     """Every entity of the person's user name or membership, on every cluster: factor, place
     among all entities, the week's trend, where it stands against its target and when it
     recovers; and the standing of the members of what they manage."""
-    standings = _standings(request.user, members=True)
+    standings = person_standings(request.user, members=True)
     return render(
         request,
         "trees/me.html",
@@ -110,7 +112,7 @@ def my_standing(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _standings(user: User | AnonymousUser, *, members: bool) -> list[ClusterStanding]:
+def person_standings(user: User | AnonymousUser, *, members: bool) -> list[ClusterStanding]:
     """Each cluster where the person has entities or memberships: theirs, answered in full,
     and (with `members`) those of the members of what they manage."""
     now = timezone.now()

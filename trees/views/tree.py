@@ -23,22 +23,20 @@ from trees.explanations import (
     target_standing,
     tree_columns_explained,
 )
-from trees.models import Cluster, NodeOrigin, Scheduler
+from trees.models import Node, NodeOrigin, Scheduler
 from trees.quantities import cluster_usage_unit
 from trees.selectors.listings import cluster_listing_get
 from trees.selectors.nodes import (
-    NodeValues,
     ancestor_ids_get,
     children_get,
     node_names_get,
     siblings_named_get,
 )
 from trees.selectors.standing import recovery_get
-from trees.selectors.tree import Subtree, nodes_named_get, subtree_get
-from trees.selectors.tree_json import tree_json_documents_get
-from trees.serializers import json_number, tree_json_document
+from trees.selectors.tree_json import tree_answer_get
+from trees.serializers import json_number
 from trees.views.documents import document_response, listing_response
-from trees.views.lookup import cluster_node_or_404, cluster_or_404, node_view
+from trees.views.lookup import cluster_or_404, node_view
 from trees.views.parameters import (
     HISTORY_RANGES,
     MAX_LEVELS,
@@ -107,39 +105,15 @@ def tree_json(request: HttpRequest, name: str) -> HttpResponse:
     if text is None:
         levels = int_parameter(request, "levels", 2, 1, MAX_LEVELS)
         top_id = id_parameter(request, "node") or 0
-    if access.whole_tree and text is None:  # the listing of the tree as stored
-        listed = tree_json_documents_get(cluster=cluster, top=top_id or None, levels=levels)
-        if listed is not None:
-            return listing_response(cluster.name, listed)
-    if text is not None:
-        subtree = nodes_named_get(cluster=cluster, text=text, among=visible_ids_get(access=access))
-    else:
-        top = cluster_node_or_404(cluster, top_id) if top_id else None
-        subtree = subtree_get(cluster=cluster, top=top, levels=levels)
-    return _tree_json_response(cluster, access, subtree, searched=text is not None)
-
-
-def _tree_json_response(
-    cluster: Cluster, access: Access, subtree: Subtree, *, searched: bool
-) -> HttpResponse:
-    if not subtree.nodes:
-        return document_response({"cluster": cluster.name, "nodes": []})
-    if access.whole_tree:  # every node shows and opens: no path to weigh (trees of 10,000+)
-        shown = [(item, True) for item in subtree.nodes]
-    else:
-        paths = _paths(subtree.above, [item.node for item in subtree.nodes])
-        if not searched and not access.sees(paths[subtree.nodes[0].node.id]):
-            raise Http404("no such node")
-        shown = [
-            (item, access.opens(paths[item.node.id]))
-            for item in subtree.nodes
-            if access.sees(paths[item.node.id])
-        ]
-    documents = [
-        tree_json_document(cluster, item, children=subtree.children[item.node.id], opens=opens)
-        for item, opens in shown
-    ]
-    return document_response({"cluster": cluster.name, "nodes": documents})
+    try:
+        answer = tree_answer_get(
+            cluster=cluster, access=access, text=text, top_id=top_id or None, levels=levels
+        )
+    except Node.DoesNotExist as exc:
+        raise Http404("no such node") from exc
+    if answer.listed is not None:
+        return listing_response(cluster.name, answer.listed)
+    return document_response({"cluster": cluster.name, "nodes": answer.documents})
 
 
 def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
@@ -249,13 +223,3 @@ def _nearby(event: HistoryEvent, ids: set[int], names: set[str], shown: set[str]
     out."""
     here = event.node_id in ids if event.node_id is not None else event.node_name in names
     return here and (shown is None or all(name in shown for name in event.mentions))
-
-
-def _paths(above: list[int], nodes: list[NodeValues]) -> dict[int, list[int]]:
-    """The ids from the root to each node of a subtree, given the ids above its top."""
-    top = nodes[0]
-    paths = {top.id: [*above, top.id]}
-    for node in nodes:  # in tree order: a parent before its children
-        if node.id not in paths and node.parent_id in paths:
-            paths[node.id] = [*paths[node.parent_id], node.id]
-    return paths

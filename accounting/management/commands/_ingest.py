@@ -62,7 +62,7 @@ class IngestCommand(FairshareCommand):
             except ValidationError as exc:
                 self.fail(f"cluster {options['cluster']}: {'; '.join(exc.messages)}")
         if options["json"]:
-            self.stdout.write(json.dumps(_document(result), indent=2))
+            self.stdout.write(json.dumps(result.document(), indent=2))
         else:
             self._report(result)
         if not result.stored_anything:
@@ -99,27 +99,3 @@ class IngestCommand(FairshareCommand):
                 f"{len(result.unknown_entities)} entities {where}:"
                 f" {', '.join(result.unknown_entities)}"
             )
-
-
-def _document(result: IngestResult) -> dict[str, object]:
-    run = result.run
-    return {
-        "read": run.read,
-        "ingested": run.ingested,
-        "duplicates": run.duplicates,
-        "rejected": run.rejected,
-        "running": run.running,
-        "queued": run.queued,
-        "rejects": [
-            {"file": s.path, "line": bad.line, "field": bad.field, "reason": bad.reason}
-            for s in result.files
-            for bad in s.rejects
-        ],
-        "record_types": run.record_types,
-        "unknown_entities": result.unknown_entities,
-        "created_nodes": result.created_nodes,
-        "files": [summary.document() for summary in result.files],
-        "cluster": run.cluster.name,
-        "ingest_run": run.pk,
-        "seconds": round(run.duration or 0.0, 3),
-    }

@@ -20,7 +20,7 @@ from trees.models import Cluster, Membership, Role
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 PEOPLE = ("anonymous", "bob", "other", "carol", "alice")
-SKIPPED = ("admin", "accounts")  # Django's own, with their own permissions
+SKIPPED = ("admin", "accounts", "api")  # Django's own; the API's matrix is tests/trees/api/
 
 # url name -> (path with {mine} and {theirs} node ids, statuses for PEOPLE with private_usage
 # off, then on); `mine` is bob's project cond-matter, `theirs` is gravwaves (carol's physics).
@@ -75,6 +75,8 @@ MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
     "accounting:upload": ("/imports/{upload}/", ADMINS, ADMINS),
     "accounting:upload-state": ("/imports/{upload}/state.json", ADMINS, ADMINS),
     "accounting:upload-rejects": ("/imports/{upload}/rejected.csv", ADMINS, ADMINS),
+    # Prometheus's: a metrics token, an allowed address, or an admin's session.
+    "metrics": ("/metrics", (401, 403, 403, 403, 200), (401, 403, 403, 403, 200)),
 }
 
 

@@ -1,0 +1,261 @@
+"""What /metrics says (accounting.metrics.metrics_text), read back with prometheus_client's
+own parser."""
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from prometheus_client.metrics_core import Metric
+from prometheus_client.parser import text_string_to_metric_families
+
+from accounting.metrics import metrics_text
+from accounting.models import Cycle, IngestRun, IngestSource, TaskFailure
+from accounting.services.cycles import cycle_run
+from tests.accounting.services.test_cycles import T0, at
+from trees.engine.slurm import AssociationDef
+from trees.formats.resource_group import parse_resource_group
+from trees.models import Cluster, Node
+from trees.services.pbs import pbs_usage_set, resource_group_import
+from trees.services.slurm import slurm_tree_import
+
+pytestmark = pytest.mark.django_db
+
+# phys/astro/alice at depth 3; eve below `deep`, at depth 4.
+TREE = (
+    "phys 10 root 60\nchem 11 root 40\nastro 12 phys 3\ndeep 13 astro 1\n"
+    "alice 20 astro 1\nbob 21 chem 1\neve 22 deep 1\n"
+)
+NODE_GAUGES = (
+    "fairshare_shares",
+    "fairshare_perc",
+    "fairshare_usage",
+    "fairshare_tree_usage",
+    "fairshare_factor",
+    "fairshare_level_fs",
+)
+PBS_PATHS = {  # path: (name, kind, depth)
+    "/": ("TREEROOT", "organization", "0"),
+    "/unknown": ("unknown", "organization", "1"),
+    "/phys": ("phys", "organization", "1"),
+    "/chem": ("chem", "organization", "1"),
+    "/phys/astro": ("astro", "project", "2"),
+    "/chem/bob": ("bob", "user", "2"),
+    "/phys/astro/deep": ("deep", "project", "3"),
+    "/phys/astro/alice": ("alice", "user", "3"),
+}
+
+
+def pbs_site(name: str = "site") -> Cluster:
+    groups = parse_resource_group(TREE.encode()).groups
+    resource_group_import(cluster_name=name, groups=groups, pbs_messages=[], source="test")
+    cluster = Cluster.objects.get(name=name)
+    pbs_usage_set(cluster=cluster, usage=[("alice", 1000.0), ("bob", 300.0)], reason="test")
+    return cluster
+
+
+def slurm_site() -> Cluster:
+    """Fair Tree: ann and bob used their accounts' usage; cat used nothing (Level FS inf)."""
+    slurm_tree_import(
+        cluster_name="slurm",
+        associations=[
+            AssociationDef(account="chem", shares=2, usage=100.0),
+            AssociationDef(account="chem", parent="chem", user="ann", shares=1, usage=100.0),
+            AssociationDef(account="chem", parent="chem", user="cat", shares=1),
+            AssociationDef(account="phys", shares=1, usage=50.0),
+            AssociationDef(account="phys", parent="phys", user="bob", shares=1, usage=50.0),
+        ],
+        source="test",
+    )
+    return Cluster.objects.get(name="slurm")
+
+
+def scrape(max_depth: int = 3, now: datetime | None = None) -> dict[str, Metric]:
+    text = metrics_text(max_depth=max_depth, now=now).decode()
+    assert "NaN" not in text
+    assert "Inf" not in text
+    return {family.name: family for family in text_string_to_metric_families(text)}
+
+
+def by_path(family: Metric, cluster: str) -> dict[str, float]:
+    return {s.labels["path"]: s.value for s in family.samples if s.labels["cluster"] == cluster}
+
+
+def by_cluster(family: Metric) -> dict[str, float]:
+    return {sample.labels["cluster"]: sample.value for sample in family.samples}
+
+
+def test_every_metric_has_a_one_line_help_and_its_type() -> None:
+    pbs_site()
+    families = scrape()
+    assert {name: family.type for name, family in families.items()} == {
+        **dict.fromkeys(NODE_GAUGES, "gauge"),
+        "fairshare_nodes": "gauge",
+        "fairshare_cycle_duration_seconds": "gauge",
+        "fairshare_cycle_lag_seconds": "gauge",
+        "fairshare_cycle_last_run_timestamp_seconds": "gauge",
+        "fairshare_metrics_updated_timestamp_seconds": "gauge",
+        "fairshare_ingest_lines": "counter",
+        "fairshare_task_failures": "counter",
+    }
+    for family in families.values():
+        assert family.documentation
+        assert "\n" not in family.documentation
+
+
+def test_each_node_is_a_series_labelled_with_its_path_from_the_root() -> None:
+    pbs_site()
+    shares = scrape()["fairshare_perc"]
+    assert sorted(tuple(sorted(s.labels.items())) for s in shares.samples) == sorted(
+        (
+            ("cluster", "site"),
+            ("depth", depth),
+            ("kind", kind),
+            ("name", name),
+            ("path", path),
+        )
+        for path, (name, kind, depth) in PBS_PATHS.items()
+    )
+
+
+def test_the_values_are_the_stored_metrics() -> None:
+    pbs_site()
+    families = scrape()
+    assert by_path(families["fairshare_shares"], "site") == {
+        "/unknown": 0,
+        "/phys": 60,
+        "/chem": 40,
+        "/phys/astro": 3,
+        "/chem/bob": 1,
+        "/phys/astro/deep": 1,
+        "/phys/astro/alice": 1,
+    }  # the root has no shares: no series
+    perc = by_path(families["fairshare_perc"], "site")
+    assert perc["/"] == 1.0
+    assert perc["/phys"] == 0.6000000238418579  # 60 of 100 shares, as PBS's float32
+    assert perc["/phys/astro/alice"] == 0.30000001192092896
+    usage = by_path(families["fairshare_usage"], "site")
+    assert (usage["/phys/astro/alice"], usage["/chem/bob"], usage["/"]) == (1000, 300, 1301)
+    names = {path: name for path, (name, _, _) in PBS_PATHS.items()}
+    stored = {
+        node.name: node
+        for node in Node.objects.filter(cluster__name="site", name__in=names.values())
+    }
+    for gauge, column in (
+        ("fairshare_tree_usage", "fairshare_tree_usage"),
+        ("fairshare_factor", "fairshare_factor"),
+    ):
+        values = by_path(families[gauge], "site")
+        assert values == {path: getattr(stored[names[path]], column) for path in PBS_PATHS}
+    assert families["fairshare_level_fs"].samples == []  # Slurm's only
+
+
+def test_nodes_deeper_than_the_bound_are_left_out_but_counted() -> None:
+    pbs_site()
+    deep = scrape(max_depth=3)
+    assert "/phys/astro/deep/eve" not in by_path(deep["fairshare_usage"], "site")
+    assert by_cluster(deep["fairshare_nodes"]) == {"site": 9}
+    shallow = scrape(max_depth=1)
+    assert set(by_path(shallow["fairshare_usage"], "site")) == {"/", "/unknown", "/phys", "/chem"}
+    assert by_cluster(shallow["fairshare_nodes"]) == {"site": 9}
+    everything = scrape(max_depth=4)
+    assert by_path(everything["fairshare_usage"], "site")["/phys/astro/deep/eve"] == 1.0
+    (eve,) = (s for s in everything["fairshare_usage"].samples if s.labels["name"] == "eve")
+    assert eve.labels["depth"] == "4"
+
+
+def test_a_slurm_tree_leaves_out_infinite_level_fs_and_the_pbs_numbers() -> None:
+    slurm_site()
+    assert Node.objects.get(cluster__name="slurm", name="cat").level_fs == float("inf")
+    families = scrape()
+    assert by_path(families["fairshare_level_fs"], "slurm") == {
+        "/chem": 1.0,
+        "/phys": 1.0,
+        "/chem/ann": 0.5,
+        "/phys/bob": 1.0,
+    }  # cat's inf left out; the root has none
+    assert families["fairshare_tree_usage"].samples == []
+    # Fair Tree's FairShare is the ranked users' (accounts store 0 for it).
+    assert by_path(families["fairshare_factor"], "slurm") == {
+        "/chem/ann": pytest.approx(2 / 3),
+        "/chem/cat": 1.0,
+        "/phys/bob": pytest.approx(2 / 3),
+    }
+    assert by_path(families["fairshare_usage"], "slurm")["/chem/ann"] == 100.0
+
+
+def test_a_cluster_with_cycles_has_their_duration_lag_and_last_run() -> None:
+    cluster = pbs_site()
+    pbs_site("quiet")  # no cycles: no cycle series
+    cycle_run(cluster=cluster, now=at(T0))
+    cycle = Cycle.objects.get(cluster=cluster)
+    # The slot due at T0 + 25 min is T0 + 20 min (10-minute iterations): two missed.
+    families = scrape(now=at(T0 + 25 * 60))
+    assert by_cluster(families["fairshare_cycle_lag_seconds"]) == {"site": 1200.0}
+    assert by_cluster(families["fairshare_cycle_duration_seconds"]) == {"site": cycle.duration}
+    assert by_cluster(families["fairshare_cycle_last_run_timestamp_seconds"]) == {
+        "site": cycle.started_at.timestamp()
+    }
+    cluster.refresh_from_db()
+    assert cluster.metrics_updated_at is not None
+    assert by_cluster(families["fairshare_metrics_updated_timestamp_seconds"])["site"] == (
+        cluster.metrics_updated_at.timestamp()
+    )
+    assert set(by_cluster(families["fairshare_metrics_updated_timestamp_seconds"])) == {
+        "site",
+        "quiet",
+    }
+    on_time = scrape(now=at(T0 + 9 * 60))
+    assert by_cluster(on_time["fairshare_cycle_lag_seconds"]) == {"site": 0.0}
+
+
+def test_the_ingest_counters_sum_the_runs_of_each_cluster() -> None:
+    site, quiet = pbs_site(), pbs_site("quiet")
+    started = datetime(2026, 3, 1, tzinfo=UTC)
+    for read, ingested, duplicates, rejected in ((10, 7, 2, 1), (5, 5, 0, 0)):
+        IngestRun.objects.create(
+            cluster=site,
+            source=IngestSource.PBS_ACCOUNTING,
+            started_at=started,
+            read=read,
+            ingested=ingested,
+            duplicates=duplicates,
+            rejected=rejected,
+        )
+    lines = scrape()["fairshare_ingest_lines"]
+    counted = {(s.labels["cluster"], s.labels["outcome"]): s.value for s in lines.samples}
+    assert {s.name for s in lines.samples} == {"fairshare_ingest_lines_total"}
+    assert counted == {
+        ("site", "read"): 15,
+        ("site", "ingested"): 12,
+        ("site", "duplicates"): 2,
+        ("site", "rejected"): 1,
+        **{(quiet.name, outcome): 0 for outcome in ("read", "ingested", "duplicates", "rejected")},
+    }
+
+
+def test_task_failures_are_counted_by_task() -> None:
+    now = datetime(2026, 3, 1, tzinfo=UTC)
+    for task in ("accounting.tasks.run_cycle", "accounting.tasks.run_cycle", "trees.x"):
+        TaskFailure.objects.create(task=task, failed_at=now, error="ValueError: boom")
+    failures = scrape()["fairshare_task_failures"]
+    assert {s.labels["task"]: s.value for s in failures.samples} == {
+        "accounting.tasks.run_cycle": 2,
+        "trees.x": 1,
+    }
+
+
+def test_no_clusters_gives_empty_families() -> None:
+    families = scrape()
+    assert families["fairshare_nodes"].samples == []
+    assert families["fairshare_ingest_lines"].samples == []
+
+
+def test_a_scrape_reads_each_tree_in_one_query(
+    django_assert_max_num_queries: Any,
+) -> None:
+    pbs_site()
+    slurm_site()
+    cycle_run(cluster=Cluster.objects.get(name="site"), now=at(T0))
+    # The clusters with their latest cycle, a tree each, the ingest sums, the task failures.
+    with django_assert_max_num_queries(5):
+        metrics_text(max_depth=3, now=at(T0) + timedelta(minutes=1))

@@ -1,0 +1,45 @@
+"""Personal API tokens as `Authorization: Bearer TOKEN` (the session is DRF's own)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.request import Request
+
+from trees.services.tokens import TokenRefused, api_token_authenticate
+
+
+class BearerTokenAuthentication(BaseAuthentication):
+    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
+        words = get_authorization_header(request).split()
+        if not words or words[0].lower() != b"bearer":
+            return None  # no token: the session, or anonymous
+        if len(words) != 2:
+            raise AuthenticationFailed("the Authorization header is `Bearer TOKEN`")
+        try:
+            token = api_token_authenticate(token=words[1].decode("ascii"), now=timezone.now())
+        except (UnicodeDecodeError, TokenRefused) as exc:
+            reason = str(exc) if isinstance(exc, TokenRefused) else "no such token"
+            raise AuthenticationFailed(reason) from None
+        return token.user, token
+
+    def authenticate_header(self, request: Request) -> str:
+        return 'Bearer realm="api"'
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+    """How the OpenAPI schema describes the tokens."""
+
+    target_class = BearerTokenAuthentication
+    name = "personalToken"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A personal token from /accounts/tokens/ (or `manage.py api_token`)",
+        }

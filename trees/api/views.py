@@ -1,0 +1,476 @@
+"""The API's read endpoints: each reads what the matching page reads, with the same access
+rules (trees.access), and answers it in the DESIGN §6 fields."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse, HttpResponseBase
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from accounting.models import JOB_STATES
+from accounting.selectors import node_jobs_get, tree_at_get, trends_get
+from trees.access import Access, access_get, scheduler_user
+from trees.api import schemas
+from trees.api.base import ApiView, django_request
+from trees.api.documents import (
+    child_documents,
+    history_document,
+    job_document,
+    path_documents,
+    recovery_document,
+    share_change_document,
+    standings_document,
+    trends_document,
+)
+from trees.engine.ranking import furthest_over_target
+from trees.engine.slurm import Algorithm
+from trees.explanations import pbs_comparison_explained, slurm_comparison_explained
+from trees.formats.slurmrestd import shares_response
+from trees.models import Cluster, Node, Scheduler
+from trees.quantities import cluster_usage_unit
+from trees.selectors.audit import share_changes_get
+from trees.selectors.compare import pbs_compare_get, slurm_compare_get
+from trees.selectors.listings import cluster_listing_get, sshare_rows_get
+from trees.selectors.nodes import children_get, descendant_ids_get
+from trees.selectors.pbs import tree_version_get
+from trees.selectors.standing import recovery_get
+from trees.selectors.tree_json import EVERY_LEVEL, tree_answer_get
+from trees.serializers import cluster_document, json_number
+from trees.views.compare import reads_label
+from trees.views.lookup import cluster_or_404, node_view
+from trees.views.parameters import (
+    HISTORY_RANGES,
+    MAX_NAME,
+    BadParameter,
+    choice_parameter,
+    id_parameter,
+    int_parameter,
+    text_parameter,
+    time_parameter,
+)
+from trees.views.standing import person_standings
+
+MAX_DEPTH = 1000  # deeper than any tree a scheduler keeps
+NOT_FOUND = {404: schemas.ErrorSerializer}
+ERRORS = {
+    400: schemas.ErrorSerializer,
+    401: schemas.ErrorSerializer,
+    403: schemas.ErrorSerializer,
+    404: schemas.ErrorSerializer,
+}
+
+
+class PageOf(CursorPagination):
+    """A list that can grow, a page at a time: follow `next` (an opaque cursor) to the end."""
+
+    page_size = 100
+    max_page_size = 1000
+    page_size_query_param = "page_size"
+    ordering = "-id"
+
+
+class ClustersPage(PageOf):
+    ordering = "name"
+
+
+class HistoryPage(PageOf):
+    page_size = 1000
+    ordering = "at"
+
+
+def cluster_answer(cluster: Cluster) -> dict[str, Any]:
+    document = cluster_document(cluster)
+    if cluster.scheduler == Scheduler.PBS:
+        document["tree_version"] = tree_version_get(cluster=cluster)
+    document["usage_unit"] = cluster_usage_unit(cluster).name
+    return document
+
+
+class ClusterList(ApiView):
+    """Every cluster, by name, with its policy (as `GET /api/clusters/{name}/` gives it)."""
+
+    pagination_class = ClustersPage
+
+    @extend_schema(
+        operation_id="clusters_list", responses={200: schemas.ClusterPageSerializer, **ERRORS}
+    )
+    def get(self, request: Request) -> Response:
+        paginator = self.pagination_class()
+        clusters = paginator.paginate_queryset(Cluster.objects.all(), request, view=self)
+        return paginator.get_paginated_response([cluster_answer(c) for c in clusters or []])
+
+
+class ClusterDetail(ApiView):
+    """A cluster's policy: its scheduler, usage formula (`fairshare_usage_res`), decay, and
+    for PBS the version of its tree's entries that a share edit names in `If-Match`."""
+
+    @extend_schema(responses={200: schemas.ClusterSerializer, **ERRORS})
+    def get(self, request: Request, name: str) -> Response:
+        return Response(cluster_answer(cluster_or_404(name)))
+
+
+class ClusterTree(ApiView):
+    """The tree as the scheduler computes it, root first, each node before its children, as
+    far as the person may see it: `fairshare_perc` is the node's target share of the whole
+    machine as a fraction (as PBS's formulas see it); values that do not apply to the
+    cluster's scheduler are null. `node` answers that node's subtree, `depth` stops at that
+    depth (the root is 0), `q` finds the nodes whose name contains it (with their ancestors),
+    `at` answers from history: each node's numbers as the last cycle before that time left
+    them, with its shares then."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("node", int, description="a node's id: its subtree only"),
+            OpenApiParameter("depth", int, description="the deepest depth listed (root: 0)"),
+            OpenApiParameter("q", str, description="nodes whose name contains it, case aside"),
+            OpenApiParameter("at", str, description="an ISO 8601 time: the tree as it stood"),
+        ],
+        responses={200: schemas.TreeSerializer, **ERRORS},
+    )
+    def get(self, request: Request, name: str) -> HttpResponseBase:
+        page_request = django_request(request)
+        cluster = cluster_or_404(name)
+        access = access_get(user=request.user, cluster=cluster)
+        text = text_parameter(page_request, "q", max_length=MAX_NAME, required=True)
+        top_id = id_parameter(page_request, "node")
+        depth = int_parameter(page_request, "depth", MAX_DEPTH, 0, MAX_DEPTH)
+        at = time_parameter(page_request, "at")
+        parts = (cluster_document(cluster), sorted(vars(access).items()))
+
+        def build() -> HttpResponse:
+            try:
+                answer = tree_answer_get(
+                    cluster=cluster, access=access, text=text, top_id=top_id,
+                    levels=EVERY_LEVEL, max_depth=depth,
+                )  # fmt: skip
+            except Node.DoesNotExist as exc:
+                raise Http404("no such node") from exc
+            head = orjson.dumps(cluster_document(cluster)).decode()
+            if at is not None:
+                nodes = _then(cluster, answer.documents or _decoded(answer.listed), at)
+                return _json({"cluster": cluster_document(cluster), "nodes": nodes})
+            if answer.listed is not None:
+                body = f'{{"cluster":{head},"nodes":[{",".join(answer.listed)}]}}'
+                return HttpResponse(body.encode(), content_type="application/json")
+            return _json({"cluster": cluster_document(cluster), "nodes": answer.documents})
+
+        if at is not None:
+            return build()  # history is thinned by its roll-up: no cheaper tag than the content
+        return self.conditional(request, parts, build)
+
+
+def _json(document: object) -> HttpResponse:
+    return HttpResponse(orjson.dumps(document), content_type="application/json")
+
+
+def _decoded(listed: list[str] | None) -> list[dict[str, Any]]:
+    return [orjson.loads(text) for text in listed or []]
+
+
+THEN = ("usage", "fairshare_perc", "fairshare_tree_usage", "usage_perc", "fairshare_factor")
+
+
+def _then(cluster: Cluster, documents: list[dict[str, Any]], at: Any) -> list[dict[str, Any]]:
+    """The documents with each node's numbers at `at`; nodes without history then left out."""
+    then = tree_at_get(cluster=cluster, at=at)
+    slurm = cluster.scheduler == Scheduler.SLURM
+    answered = []
+    for document in documents:
+        found = then.get(document["id"])
+        if found is None:
+            continue
+        point = found.point
+        document = {**document, "shares": found.shares, "as_of": found.at.isoformat()}
+        for field in THEN:
+            document[field] = getattr(point, field)
+        if slurm:
+            document["usage_perc"] = document["fairshare_tree_usage"] = None
+            document["level_fs"] = json_number(point.level_fs)
+            if document["fairshare_rank"] is not None:
+                document["fairshare_rank"] = {
+                    "rank": point.fairshare_rank, "of": document["fairshare_rank"]["of"],
+                }  # fmt: skip
+        document.pop("slurm", None)  # sshare's own columns are not in the history
+        answered.append(document)
+    return answered
+
+
+class NodeDetail(ApiView):
+    """A node as its page shows it: its values, its path from the root with each level's
+    values, the level of that path furthest over its target (the one pulling it down), its
+    children as far as the person sees them, and on PBS the recovery projection: its factor
+    at each coming decay if its entities run nothing more."""
+
+    @extend_schema(responses={200: schemas.NodeDetailSerializer, **ERRORS})
+    def get(self, request: Request, node_id: int) -> Response:
+        at = _node_view(request, node_id, Access.opens)
+        cluster, node, path, access = at.cluster, at.node, at.path, at.access
+        slurm = cluster.scheduler == Scheduler.SLURM
+        culprit = furthest_over_target(path, slurm)
+        children = [child for child in children_get(node=node) if access.sees([*at.ids, child.pk])]
+        recovery = None
+        if not slurm and access.reads(at.ids):
+            try:
+                recovery = recovery_document(
+                    recovery_get(cluster=cluster, node=node, now=timezone.now())
+                )
+            except LookupError:
+                recovery = None
+        documents = path_documents(cluster, path)
+        return Response(
+            {
+                "cluster": cluster.name,
+                "node": documents[-1],
+                "path": documents,
+                "furthest_over_target": culprit.pk if isinstance(culprit, Node) else None,
+                "children": child_documents(cluster, node, len(path) - 1, children),
+                "recovery": recovery,
+            }
+        )
+
+
+def _node_view(request: Request, node_id: int, shown: Any) -> Any:
+    """The node of that id in any cluster, if `shown` to the person (404 otherwise)."""
+    cluster_id = Node.objects.filter(pk=node_id).values_list("cluster_id", flat=True).first()
+    if cluster_id is None:
+        raise Http404("no such node")
+    cluster = Cluster.objects.get(pk=cluster_id)
+    return node_view(django_request(request), cluster, node_id, shown=shown)
+
+
+class History(ApiView):
+    """The node's numbers after each cycle kept (every cycle of the last day, then hourly for
+    a week, then daily), oldest first, in [since, until); a page at a time."""
+
+    pagination_class = HistoryPage
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("since", str, description="ISO 8601 time, included"),
+            OpenApiParameter("until", str, description="ISO 8601 time, excluded"),
+        ],
+        responses={200: schemas.HistoryPageSerializer, **ERRORS},
+    )
+    def get(self, request: Request, node_id: int) -> Response:
+        at = _node_view(request, node_id, Access.reads)
+        page_request = django_request(request)
+        since = time_parameter(page_request, "since")
+        until = time_parameter(page_request, "until")
+        rows = at.node.history.all()
+        if since is not None:
+            rows = rows.filter(at__gte=since)
+        if until is not None:
+            rows = rows.filter(at__lt=until)
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(rows, request, view=self) or []
+        return paginator.get_paginated_response([history_document(row) for row in page])
+
+
+class NodeJobs(ApiView):
+    """The runs charged to the node (a group: to its leaves), newest first: of a `state`, and
+    whose last event (end, else start, else submission) is in [since, until)."""
+
+    pagination_class = PageOf
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("state", str, enum=[state for state, _ in JOB_STATES]),
+            OpenApiParameter("since", str, description="ISO 8601 time, included"),
+            OpenApiParameter("until", str, description="ISO 8601 time, excluded"),
+        ],
+        responses={200: schemas.JobPageSerializer, **ERRORS},
+    )
+    def get(self, request: Request, node_id: int) -> Response:
+        at = _node_view(request, node_id, Access.reads)
+        page_request = django_request(request)
+        states = [state for state, _ in JOB_STATES]
+        state = choice_parameter(page_request, "state", "", ["", *states]) or None
+        leaves = descendant_ids_get([at.node.pk]) | {at.node.pk}
+        jobs = node_jobs_get(
+            node=at.node,
+            leaves=leaves,
+            state=state,
+            since=time_parameter(page_request, "since"),
+            until=time_parameter(page_request, "until"),
+        )
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(jobs, request, view=self) or []
+        return paginator.get_paginated_response([job_document(job) for job in page])
+
+
+class Compare(ApiView):
+    """Who of two entities or groups is more deserving, and why (pbsfs -c on PBS; Fair Tree
+    on Slurm, where `a` and `b` are ACCOUNT, ACCOUNT:USER or USER)."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("a", str, required=True),
+            OpenApiParameter("b", str, required=True),
+        ],
+        responses={200: schemas.CompareSerializer, **ERRORS},
+    )
+    def get(self, request: Request, name: str) -> Response:
+        cluster = cluster_or_404(name)
+        access = access_get(user=request.user, cluster=cluster)
+        page_request = django_request(request)
+        labels = {}
+        for parameter in ("a", "b"):
+            label = text_parameter(page_request, parameter, max_length=MAX_NAME, required=True)
+            if label is None:
+                raise BadParameter(parameter, "is required: an entity or group's name")
+            if not reads_label(cluster, access, label):
+                raise BadParameter(parameter, "names no entity or group that you may read")
+            labels[parameter] = label
+        a, b = labels["a"], labels["b"]
+        try:
+            if cluster.scheduler == Scheduler.SLURM:
+                slurm = slurm_compare_get(cluster=cluster, a=a, b=b)
+                return Response(
+                    {
+                        "a": a, "b": b, "winner": slurm.winner, "ancestor": slurm.ancestor,
+                        "child_a": slurm.child_a, "child_b": slurm.child_b,
+                        "level_fs_a": json_number(slurm.level_fs_a),
+                        "level_fs_b": json_number(slurm.level_fs_b),
+                        "fairshare_a": slurm.fairshare_a, "fairshare_b": slurm.fairshare_b,
+                        "explanation": [slurm_comparison_explained(slurm)],
+                    }
+                )  # fmt: skip
+            pbs = pbs_compare_get(cluster=cluster, a=a, b=b)
+        except (LookupError, ValueError) as exc:
+            raise BadParameter("a", str(exc)) from exc
+        return Response(
+            {
+                "a": a, "b": b, "winner": pbs.winner, "answer": pbs.answer,
+                "ancestor": pbs.ancestor, "child_a": pbs.child_a or None,
+                "child_b": pbs.child_b or None, "usage_a": pbs.usage_a, "usage_b": pbs.usage_b,
+                "perc_a": pbs.perc_a, "perc_b": pbs.perc_b,
+                "explanation": pbs_comparison_explained(pbs, cluster_usage_unit(cluster)),
+            }
+        )  # fmt: skip
+
+
+class Me(ApiView):
+    """Where the person stands on every cluster: each of their entities (their scheduler user
+    name's, or their memberships') with its factor, place among the cluster's entities, the
+    week's change, its target standing in words, the level pulling it down, when it recovers,
+    and its running and queued jobs; and the standing of the members of what they manage."""
+
+    @extend_schema(responses={200: schemas.MeSerializer, **ERRORS})
+    def get(self, request: Request) -> Response:
+        standings = person_standings(request.user, members=True)
+        return Response(standings_document(scheduler_user(request.user), standings))
+
+
+class Audit(ApiView):
+    """Admins only: every change of the tree's shares, names and places, newest first, with
+    who, when and why; `q` keeps those of nodes whose name (now or before) contains it."""
+
+    pagination_class = PageOf
+
+    @extend_schema(
+        parameters=[OpenApiParameter("q", str)],
+        responses={200: schemas.AuditPageSerializer, **ERRORS},
+    )
+    def get(self, request: Request, name: str) -> Response:
+        cluster = cluster_or_404(name)
+        if not access_get(user=request.user, cluster=cluster).admin:
+            raise PermissionDenied("the audit trail is for admins")
+        text = text_parameter(django_request(request), "q", max_length=MAX_NAME) or ""
+        paginator = self.pagination_class()
+        changes = share_changes_get(cluster=cluster, name=text)
+        page = paginator.paginate_queryset(changes, request, view=self) or []
+        return paginator.get_paginated_response([share_change_document(c) for c in page])
+
+
+class Trends(ApiView):
+    """For admins and the managers of the node (or of an ancestor): its children's usage over
+    `range` against their target shares, who ran far over target, and the top consumers."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("node", int, description="default: the node they manage, or root"),
+            OpenApiParameter("range", str, enum=[*HISTORY_RANGES, "all"], default="30d"),
+        ],
+        responses={200: schemas.TrendsSerializer, **ERRORS},
+    )
+    def get(self, request: Request, name: str) -> Response:
+        page_request = django_request(request)
+        cluster = cluster_or_404(name)
+        access = access_get(user=request.user, cluster=cluster)
+        node_id = id_parameter(page_request, "node") or min(access.managed, default=None)
+        at = node_view(page_request, cluster, node_id, shown=Access.sees, access=access)
+        if not access.manages(at.ids):
+            raise PermissionDenied("trends are for the managers of this part of the tree")
+        span = choice_parameter(page_request, "range", "30d", [*HISTORY_RANGES, "all"])
+        since = None if span == "all" else timezone.now() - HISTORY_RANGES[span]
+        return Response(trends_document(at.node, span, trends_get(node=at.node, since=since)))
+
+
+SHARES_FORMATS: dict[str, tuple[str, ...]] = {
+    Scheduler.SLURM: ("json", "sshare"),
+    Scheduler.PBS: ("pbsfs",),
+}
+
+
+class Shares(ApiView):
+    """The scheduler's own view of the shares. Slurm: the JSON slurmrestd answers for
+    `GET /slurm/v0.0.40/shares` (same keys and number wrappers: tools written for slurmrestd
+    read it unchanged), the associations the person may see; `format=sshare` gives what
+    `sshare -a -l` prints. PBS: `format=pbsfs` gives what `pbsfs -p` prints. The texts are for
+    those who read the whole tree, as the cluster page's listing is."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=["json", "sshare", "pbsfs"])],
+        responses={
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            (200, "text/plain"): OpenApiTypes.STR,
+            **ERRORS,
+        },
+    )
+    def get(self, request: Request, name: str) -> HttpResponse:
+        cluster = cluster_or_404(name)
+        formats = SHARES_FORMATS.get(cluster.scheduler, ())
+        if not formats:
+            raise Http404(f"cluster {name} keeps no shares listing")
+        shown = choice_parameter(django_request(request), "format", formats[0], formats)
+        access = access_get(user=request.user, cluster=cluster)
+        if shown != "json":
+            if not access.whole_tree:
+                raise PermissionDenied("the scheduler's listing is for those who read every node")
+            text = cluster_listing_get(cluster=cluster)
+            return HttpResponse(text, content_type="text/plain; charset=utf-8")
+        rows = sshare_rows_get(cluster=cluster)
+        if not access.whole_tree:
+            paths = _paths_of(cluster)
+            rows = [(pk, row) for pk, row in rows if access.sees(paths[pk])]
+        algorithm = Algorithm(cluster.fairshare_algorithm)
+        return _json(
+            shares_response(
+                [row for _, row in rows], cluster=cluster.name,
+                tres_names=cluster.slurm_tres.split(","), algorithm=algorithm,
+            )
+        )  # fmt: skip
+
+
+def _paths_of(cluster: Cluster) -> dict[int, list[int]]:
+    """Each node's ids from the root."""
+    parents = dict(Node.objects.filter(cluster=cluster).values_list("id", "parent_id"))
+    paths: dict[int, list[int]] = {}
+
+    def path(pk: int) -> list[int]:
+        if pk not in paths:
+            parent = parents[pk]
+            paths[pk] = [pk] if parent is None else [*path(parent), pk]
+        return paths[pk]
+
+    for pk in parents:
+        path(pk)
+    return paths
