@@ -11,6 +11,8 @@ from django.shortcuts import render
 from django.views import defaults
 from django.views.decorators.csrf import requires_csrf_token
 
+from trees.api.errors import ERRORS as API_ERRORS
+
 GENERIC_400 = "The request could not be read."
 
 
@@ -23,6 +25,9 @@ def answers_json(request: HttpRequest) -> bool:
 def error_response(request: HttpRequest, status: int, message: str, **extra: Any) -> HttpResponse:
     """`{"error": message, ...}` for JSON answers; else the site's page for the status, where
     the template escapes the message."""
+    if request.path_info.startswith("/api/"):  # the API's own shape: trees.api.errors
+        error = API_ERRORS.get(status, "the request failed")
+        return JsonResponse({"error": error, "detail": message, **extra}, status=status)
     if answers_json(request):
         return JsonResponse({"error": message, **extra}, status=status)
     context = {"message": message, **extra}
@@ -62,5 +67,6 @@ def permission_denied(request: HttpRequest, exception: Exception) -> HttpRespons
 def server_error(request: HttpRequest) -> HttpResponse:
     """The page without the request's context (that may be what failed); JSON for JSON."""
     if answers_json(request):
-        return JsonResponse({"error": "the server failed to answer; see its log"}, status=500)
+        failed = "the server failed to answer; see its log"
+        return JsonResponse({"error": failed, "detail": failed}, status=500)
     return defaults.server_error(request)

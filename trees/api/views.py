@@ -131,7 +131,7 @@ class ClusterTree(ApiView):
             OpenApiParameter("node", int, description="a node's id: its subtree only"),
             OpenApiParameter("depth", int, description="the deepest depth listed (root: 0)"),
             OpenApiParameter("q", str, description="nodes whose name contains it, case aside"),
-            OpenApiParameter("at", str, description="an ISO 8601 time: the tree as it stood"),
+            OpenApiParameter("at", OpenApiTypes.DATETIME, description="an ISO 8601 time: the tree as it stood"),
         ],
         responses={200: schemas.TreeSerializer, **ERRORS},
     )
@@ -254,8 +254,8 @@ class History(ApiView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("since", str, description="ISO 8601 time, included"),
-            OpenApiParameter("until", str, description="ISO 8601 time, excluded"),
+            OpenApiParameter("since", OpenApiTypes.DATETIME, description="ISO 8601 time, included"),
+            OpenApiParameter("until", OpenApiTypes.DATETIME, description="ISO 8601 time, excluded"),
         ],
         responses={200: schemas.HistoryPageSerializer, **ERRORS},
     )
@@ -283,8 +283,8 @@ class NodeJobs(ApiView):
     @extend_schema(
         parameters=[
             OpenApiParameter("state", str, enum=[state for state, _ in JOB_STATES]),
-            OpenApiParameter("since", str, description="ISO 8601 time, included"),
-            OpenApiParameter("until", str, description="ISO 8601 time, excluded"),
+            OpenApiParameter("since", OpenApiTypes.DATETIME, description="ISO 8601 time, included"),
+            OpenApiParameter("until", OpenApiTypes.DATETIME, description="ISO 8601 time, excluded"),
         ],
         responses={200: schemas.JobPageSerializer, **ERRORS},
     )
