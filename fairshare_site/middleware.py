@@ -51,6 +51,8 @@ class PrivateAnswersMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
+        if "private" in response.get("Cache-Control", ""):
+            return response  # the API's own: private, no-cache, revalidated by its ETags
         user = getattr(request, "user", None)
         if getattr(request, "login_required", True) or (user and user.is_authenticated):
             patch_cache_control(response, private=True, no_store=True)

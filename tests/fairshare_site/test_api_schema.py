@@ -27,9 +27,7 @@ def _schema() -> tuple[Any, dict[str, str]]:
         user=admin, name="schemathesis", days=1, scope=TokenScope.WRITE, now=timezone.now()
     )
     headers = {"Authorization": f"Bearer {token}"}
-    loaded = schemathesis.openapi.from_wsgi(
-        "/api/schema/", get_wsgi_application(), headers=headers
-    )
+    loaded = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application(), headers=headers)
     return loaded, headers
 
 

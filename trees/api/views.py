@@ -131,7 +131,9 @@ class ClusterTree(ApiView):
             OpenApiParameter("node", int, description="a node's id: its subtree only"),
             OpenApiParameter("depth", int, description="the deepest depth listed (root: 0)"),
             OpenApiParameter("q", str, description="nodes whose name contains it, case aside"),
-            OpenApiParameter("at", OpenApiTypes.DATETIME, description="an ISO 8601 time: the tree as it stood"),
+            OpenApiParameter(
+                "at", OpenApiTypes.DATETIME, description="an ISO 8601 time: the tree as it stood"
+            ),
         ],
         responses={200: schemas.TreeSerializer, **ERRORS},
     )

@@ -128,7 +128,7 @@ def _tokens() -> dict[str, str]:
         user=alice, name="x", days=1, scope=TokenScope.WRITE, now=now
     )
     ApiToken.objects.filter(pk=revoked.pk).update(revoked_at=now)
-    expired, made["alice expired"] = api_token_create(
+    _, made["alice expired"] = api_token_create(
         user=alice, name="y", days=1, scope=TokenScope.WRITE, now=now - timedelta(days=2)
     )
     return made
