@@ -6,11 +6,14 @@ operations are walked here, each under hypothesis.)"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 
@@ -19,6 +22,17 @@ from trees.models import TokenScope
 from trees.services.tokens import api_token_create
 
 EXAMPLES = 25
+
+
+@pytest.fixture(autouse=True)
+def connection_kept() -> Iterator[None]:
+    """The WSGI handler closes the database connection after each request (Django's test
+    client stops it doing so): on PostgreSQL that would end the test's own transaction."""
+    for signal in (request_started, request_finished):
+        signal.disconnect(close_old_connections)
+    yield
+    for signal in (request_started, request_finished):
+        signal.connect(close_old_connections)
 
 
 def _schema() -> tuple[Any, dict[str, str]]:
