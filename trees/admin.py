@@ -1,6 +1,10 @@
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
 
-from trees.models import Cluster, Membership, Node, Person, SettingChange, ShareChange
+from trees.models import ApiToken, Cluster, Membership, Node, Person, SettingChange, ShareChange
+from trees.services.tokens import api_tokens_revoke
 
 
 @admin.register(Cluster)
@@ -74,3 +78,26 @@ class SettingChangeAdmin(admin.ModelAdmin[SettingChange]):
 
     def has_change_permission(self, request: object, obj: object = None) -> bool:
         return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
+    """Everyone's tokens, to find and revoke a leaked one; made on the tokens page or by the
+    api_token command only (the token is shown once, where it is made)."""
+
+    list_display = ["user", "name", "prefix", "scope", "created_at", "expires_at", "last_used_at",
+                    "revoked_at"]  # fmt: skip
+    list_filter = ["scope"]
+    search_fields = ["user__username", "name", "prefix"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        revoked = api_tokens_revoke(tokens=queryset, now=timezone.now())
+        self.message_user(request, f"{revoked} token(s) revoked.")

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import QuerySet
 
 from trees.access import is_admin
 from trees.models import ApiToken, TokenScope
@@ -71,6 +72,11 @@ def api_token_revoke(*, user: User, token_id: int, now: datetime) -> bool:
             revoked_at=now
         )
     )
+
+
+def api_tokens_revoke(*, tokens: QuerySet[ApiToken], now: datetime) -> int:
+    """An admin's revocation of any tokens (a leaked one): how many were still active."""
+    return tokens.filter(revoked_at__isnull=True).update(revoked_at=now)
 
 
 def api_token_authenticate(*, token: str, now: datetime) -> ApiToken:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from tests.cast import ALICE, BOB, CAROL, login_made
 from trees.models import ApiToken, TokenScope
@@ -17,6 +18,7 @@ from trees.services.tokens import (
     api_token_authenticate,
     api_token_create,
     api_token_revoke,
+    api_tokens_revoke,
     token_digest,
 )
 
@@ -199,3 +201,14 @@ def test_nobody_revokes_another_s_token_not_even_an_admin() -> None:
 
 def test_revoking_a_missing_token_is_no_change() -> None:
     assert api_token_revoke(user=login_made(BOB), token_id=12345, now=NOW) is False
+
+
+def test_an_admin_revokes_any_active_tokens_and_counts_only_those() -> None:
+    now = timezone.now()
+    bob = login_made("bob-revoke")
+    _, token = api_token_create(user=bob, name="a", days=1, scope=TokenScope.READ, now=now)
+    second, _ = api_token_create(user=bob, name="b", days=1, scope=TokenScope.READ, now=now)
+    ApiToken.objects.filter(pk=second.pk).update(revoked_at=now)
+    assert api_tokens_revoke(tokens=ApiToken.objects.filter(user=bob), now=now) == 1
+    with pytest.raises(TokenRefused, match="revoked"):
+        api_token_authenticate(token=token, now=now)
