@@ -85,7 +85,8 @@ def slurm_node_document(item: TreeNode, algorithm: str) -> dict[str, Any]:
             "norm_usage": node.norm_usage,
             "effectv_usage": node.effectv_usage,
             "fairshare": fairshare,
-            "level_fs": json_number(node.level_fs),
+            # sshare prints a `parent` association's LevelFS blank (its own is its parent's).
+            "level_fs": None if node.shares_parent else json_number(node.level_fs),
         },
     }
 

@@ -36,8 +36,14 @@ def _content_tag(content: bytes) -> str:
 
 
 def _matches(request: Request, tag: str) -> bool:
-    wanted = parse_etags(request.headers.get("If-None-Match", ""))
-    return "*" in wanted or tag in wanted
+    """If-None-Match's weak comparison (RFC 9110 13.1.2): a proxy that compresses the answer
+    hands the client our tag as W/"...", which still names the same answer."""
+    wanted = {_opaque(held) for held in parse_etags(request.headers.get("If-None-Match", ""))}
+    return "*" in wanted or _opaque(tag) in wanted
+
+
+def _opaque(tag: str) -> str:
+    return tag.removeprefix("W/")
 
 
 class ApiView(APIView):
