@@ -200,6 +200,7 @@ class _Reader:
         self.unpacked = 0  # bytes read so far, unpacked
         self.compressed = handle is not self.raw
         self.overlong: list[int] = []  # lines too long to read, not yet rejected
+        self.cut: RejectedLine | None = None  # where a compressed file stopped early, and why
         self.formula: Formula = parse_formula(preparation.usage_formula, USAGE_RESOURCES)
         self.slurm = preparation.slurm
         self.seen: set[str] = set()
@@ -215,6 +216,7 @@ class _Reader:
         kinds: list[str] = []  # of the batch's lines, counted when it is done
         read = rejected = 0
         last_line = -1
+        self.cut = None
         try:
             for item in self._items():
                 if item.line != last_line:
@@ -239,15 +241,9 @@ class _Reader:
                         break
                 if self.overlong:
                     batch.rejects.extend(self._overlong())
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            reason = f"the compressed file ends early or is damaged ({exc}); lines before kept"
-            batch.rejects.append(RejectedLine(self.number + 1, "file", reason, ""))
-        except DecompressedTooLarge:
-            reason = (
-                f"unpacks to more than {self.preparation.max_decompressed:,} bytes (the limit,"
-                " MAX_DECOMPRESSED_BYTES): the rest is not read; lines before kept"
-            )
-            batch.rejects.append(RejectedLine(self.number + 1, "file", reason, ""))
+        finally:
+            if self.cut is not None:
+                batch.rejects.append(self.cut)
         batch.rejects.extend(self._overlong())
         if read == 0 and not batch.rejects:
             batch.rejects.append(RejectedLine(0, "file", "empty: no records in the file", ""))
@@ -267,6 +263,22 @@ class _Reader:
         )
 
     def _lines(self) -> Iterator[bytes]:
+        """The file's lines, up to where a compressed file ends early, is damaged or unpacks
+        past max_decompressed: then they stop as at the end of the file (the parser hands on
+        the runs still running or queued that it held) and `cut` says why, with its line."""
+        try:
+            yield from self._whole_lines()
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            reason = f"the compressed file ends early or is damaged ({exc}); lines before kept"
+            self.cut = RejectedLine(self.number + 1, "file", reason, "")
+        except DecompressedTooLarge:
+            reason = (
+                f"unpacks to more than {self.preparation.max_decompressed:,} bytes (the limit,"
+                " MAX_DECOMPRESSED_BYTES): the rest is not read; lines before kept"
+            )
+            self.cut = RejectedLine(self.number, "file", reason, "")
+
+    def _whole_lines(self) -> Iterator[bytes]:
         """The file's lines; one longer than MAX_LINE_BYTES is skipped (a blank line stands
         for it, and it is rejected), and a compressed file stops at max_decompressed."""
         limit = self.preparation.max_decompressed if self.compressed else None

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 
 from trees.access import access_get
 from trees.api.base import ApiView, django_request
-from trees.api.errors import Conflict, PreconditionRequired
+from trees.api.errors import ERRORS, Conflict, PreconditionRequired
 from trees.api.schemas import ErrorSerializer
 from trees.engine.edit import WHOLE_EDIT, ChildEdit, EditProblem
 from trees.engine.pbs import resource_group_parent
@@ -133,7 +133,7 @@ class ShareEdits(ApiView):
         except TreeChanged as exc:
             raise Conflict(_stale(cluster)) from exc
         except EditRefused as refused:
-            raise exceptions.ValidationError({"edits": _problems(refused.problems)}) from None
+            return _refused(refused.problems)
         except ValidationError as invalid:
             raise exceptions.ValidationError({"reason": invalid.messages}) from None
         return Response(
@@ -160,7 +160,7 @@ def _preview(cluster: Cluster, edits: list[ChildEdit], version: str) -> Response
     if version and version != preview.version:
         raise Conflict(_stale(cluster))
     if preview.edited.problems:
-        raise exceptions.ValidationError({"edits": _problems(preview.edited.problems)})
+        return _refused(preview.edited.problems)
     return Response(
         {
             "dry_run": True,
@@ -176,6 +176,13 @@ def _stale(cluster: Cluster) -> str:
         "the tree changed since the version in If-Match: nothing was saved; its version is"
         f" now {tree_version_get(cluster=cluster)}"
     )
+
+
+def _refused(problems: list[EditProblem]) -> Response:
+    """400 with each problem's row (an index, or null for the edit as a whole), field and
+    message: DRF's ValidationError would turn the row numbers into strings."""
+    detail = {"edits": _problems(problems)}
+    return Response({"error": ERRORS[400], "detail": detail}, status=400)
 
 
 def _problems(problems: list[EditProblem]) -> list[dict[str, Any]]:

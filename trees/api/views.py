@@ -294,7 +294,7 @@ class NodeJobs(ApiView):
         at = _node_view(request, node_id, Access.reads)
         page_request = django_request(request)
         states = [state for state, _ in JOB_STATES]
-        state = choice_parameter(page_request, "state", "", ["", *states]) or None
+        state = choice_parameter(page_request, "state", "", states) or None
         leaves = descendant_ids_get([at.node.pk]) | {at.node.pk}
         jobs = node_jobs_get(
             node=at.node,

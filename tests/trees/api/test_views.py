@@ -165,8 +165,8 @@ def association(doc: dict[str, Any]) -> tuple[str, str]:
 def test_every_association_s_level_fs_and_fairshare_are_what_sshare_prints(
     client: Client,
 ) -> None:
-    """The sample's 18 associations; a FairShare=parent user's (dia's) Level FS is the test
-    below."""
+    """The sample's 18 associations; a FairShare=parent user's (dia's) own Level FS, which
+    sshare leaves blank, is the test below."""
     login(client, "ann")
     by_association = {association(doc): doc for doc in tree_nodes(client, "fairtree")}
     lines = sshare_parsed("-a", "-l")
@@ -176,10 +176,10 @@ def test_every_association_s_level_fs_and_fairshare_are_what_sshare_prints(
         doc = by_association[(line["Account"].strip(), line["User"])]
         assert str(doc["slurm"]["raw_usage"]) == line["RawUsage"]
         assert api_number(doc["fairshare_factor"]) == sshare_number(line["FairShare"]), line
+        assert api_number(doc["slurm"]["level_fs"]) == sshare_number(line["LevelFS"]), line
         if line["RawShares"] == "parent":
             continue
         assert api_number(doc["level_fs"]) == sshare_number(line["LevelFS"]), line
-        assert api_number(doc["slurm"]["level_fs"]) == sshare_number(line["LevelFS"]), line
         compared += 1
     assert compared == 17
     # Hand-checked from the sample's sshare.txt: ben's Level FS, gus's infinite one.
@@ -196,6 +196,9 @@ def test_a_fairshare_parent_user_s_sshare_columns_have_sshare_s_blank_level_fs(
     assert (dia["User"], dia["LevelFS"]) == ("dia", "")
     doc = next(doc for doc in tree_nodes(client, "fairtree") if association(doc) == ("bio", "dia"))
     assert doc["slurm"]["level_fs"] is None
+    # Fair Tree's own value: a `parent` user ranks first (slurmctld's level_fs is INFINITY).
+    assert doc["level_fs"] == "inf"
+    assert format(doc["fairshare_factor"], ".6f") == dia["FairShare"] == "0.909091"
 
 
 # --- filters ----------------------------------------------------------------------------------
@@ -400,6 +403,9 @@ def test_if_none_match_uses_the_weak_comparison(client: Client) -> None:
     login(client, "ann")
     tag = client.get("/api/clusters/")["ETag"]
     assert client.get("/api/clusters/", headers={"If-None-Match": "W/" + tag}).status_code == 304
+    tree_tag = client.get(TREE.format("forum"))["ETag"]  # tagged by what it depends on
+    weak = client.get(TREE.format("forum"), headers={"If-None-Match": "W/" + tree_tag})
+    assert (weak.status_code, weak["ETag"]) == (304, tree_tag)
 
 
 # --- a node -----------------------------------------------------------------------------------
@@ -410,8 +416,13 @@ PATH_LINE = re.compile(r"(\S+)\s*:\s*-?\d+\s+(\d+) / ([\d.]+) = (-?\d+)")
 def path_captured(example: str, name: str) -> list[tuple[str, str, str, str]]:
     """The `Path from root` of pbsfs -g NAME: each level's name, usage, perc and usage/perc."""
     text = (EXAMPLES / example / f"expected_g_{name}.txt").read_text()
-    lines = text.split("Path from root:")[1].strip().splitlines()
-    return [match.groups() for match in map(PATH_LINE.fullmatch, lines) if match is not None]
+    found = []
+    for line in text.split("Path from root:")[1].strip().splitlines():
+        match = PATH_LINE.fullmatch(line)
+        assert match is not None, line
+        level, usage, perc, usage_perc = match.groups()
+        found.append((level, usage, perc, usage_perc))
+    return found
 
 
 @pytest.mark.usefixtures("samples")
@@ -444,7 +455,7 @@ def test_a_node_s_detail_has_its_path_with_pbsfs_g_s_values_and_what_pulls_it_do
 
     b3 = ok(client.get(f"/api/nodes/{node('whitepaper', 'B3').pk}/"))
     children = {doc["name"]: doc for doc in b3["children"]}
-    assert sorted(children) == ["L5", "L6"]
+    assert list(children) == ["L5", "L6"]  # as pbsfs -p lists them
     assert pbs_percent(children["L6"]["fairshare_perc"]) == "5.000000%"  # pbsfs -p: 5.000%
     assert children["L5"]["fairshare_tree_usage"] == detail["node"]["fairshare_tree_usage"]
     assert [doc["depth"] for doc in b3["children"]] == [3, 3]
@@ -484,9 +495,10 @@ def test_a_node_s_history_pages_give_every_point_once_in_time_order(client: Clie
     assert len(listed) == -(-len(stored) // 40)
     points = [(datetime.fromisoformat(p["at"]), p["usage"]) for page in listed for p in page]
     assert points == stored
-    assert listed[0][0]["fairshare_factor"] == NodeHistory.objects.filter(
-        node=cond_matter, at=stored[0][0]
-    ).get().fairshare_factor
+    assert (
+        listed[0][0]["fairshare_factor"]
+        == NodeHistory.objects.filter(node=cond_matter, at=stored[0][0]).get().fairshare_factor
+    )
 
     since, until = stored[10][0], stored[20][0]
     bounded = ok(client.get(url, {"since": since.isoformat(), "until": until.isoformat()}))
@@ -563,9 +575,7 @@ def test_a_pbs_comparison_is_pbsfs_c_s_with_the_compare_page_s_explanation(
         page = pbs_compare_get(cluster=stored, a=a, b=b)
         assert (answer["a"], answer["b"], answer["winner"]) == (a, b, winner)
         assert answer["winner"] == page.winner
-        assert answer["explanation"] == pbs_comparison_explained(
-            page, cluster_usage_unit(stored)
-        )
+        assert answer["explanation"] == pbs_comparison_explained(page, cluster_usage_unit(stored))
 
 
 @pytest.mark.usefixtures("samples")
@@ -594,9 +604,7 @@ def test_a_slurm_comparison_is_fair_tree_s_with_sshare_s_level_fs(client: Client
     assert format(accounts["level_fs_a"], ".6f") == lines[("astro", "")]["LevelFS"]
     assert format(accounts["level_fs_b"], ".6f") == lines[("bio", "")]["LevelFS"]
     # ana in two accounts: decided at the root, cs (0.594747) against astro (1.009948).
-    users = ok(
-        client.get("/api/clusters/fairtree/compare/", {"a": "ml:ana", "b": "astro:ana"})
-    )
+    users = ok(client.get("/api/clusters/fairtree/compare/", {"a": "ml:ana", "b": "astro:ana"}))
     assert (users["winner"], users["child_a"], users["child_b"]) == ("astro:ana", "cs", "astro")
     assert format(users["fairshare_a"], ".6f") == lines[("ml", "ana")]["FairShare"]
     assert format(users["fairshare_b"], ".6f") == lines[("astro", "ana")]["FairShare"]
@@ -674,6 +682,13 @@ def test_a_manager_reads_the_trends_of_what_they_manage(client: Client) -> None:
     assert len(trends["at"]) == kept.values("at").distinct().count()
     bob = User.objects.get(username="bob")
     assert client.get("/api/clusters/hpc/trends/", headers=bearer(bob)).status_code == 403
+    everything = ok(client.get("/api/clusters/hpc/trends/?range=all", headers=bearer(carol)))
+    assert (
+        len(everything["at"])
+        == NodeHistory.objects.filter(node__in=stored.values()).values("at").distinct().count()
+    )
+    bad = client.get("/api/clusters/hpc/trends/?range=2w", headers=bearer(carol))
+    assert (bad.status_code, bad.json()["parameter"]) == (400, "range")
 
 
 # --- the scheduler's own listings ------------------------------------------------------------
@@ -690,9 +705,20 @@ def test_the_shares_are_slurmrestd_s_json_one_entry_per_sshare_line(client: Clie
         assert entry["usage"] == int(line["RawUsage"])
         assert entry["type"] == (["USER"] if line["User"] else ["ASSOCIATION"])
         if line["RawShares"].isdigit():
-            assert entry["shares"]["number"] == int(line["RawShares"])
+            shares_set = {"set": True, "infinite": False, "number": int(line["RawShares"])}
+            assert entry["shares"] == shares_set
+        if line["User"]:  # Fair Tree's factor is a user's; an account's is 0
+            assert format(entry["fairshare"]["factor"], ".6f") == line["FairShare"]
         assert entry["cluster"] == "fairtree"
     assert [entry["id"] for entry in shares] == list(range(1, 19))
+    by_name = {(entry["parent"], entry["name"]): entry for entry in shares}
+    assert by_name[("", "root")]["shares"] == {"set": False, "infinite": False, "number": 0}
+    # FairShare=parent is sent as SLURMDB_FS_USE_PARENT (0x7fffffff); its user's level is
+    # INFINITY, which slurmrestd 25.05 writes as the double INFINITE64 (no Infinity in JSON).
+    dia = by_name[("bio", "dia")]
+    assert dia["shares"] == {"set": True, "infinite": False, "number": 0x7FFFFFFF}
+    assert dia["fairshare"]["level"] == float(2**64 - 1)
+    assert by_name[("astro", "ben")]["fairshare"]["level"] == 2.65
 
 
 @pytest.mark.usefixtures("samples")
@@ -749,20 +775,20 @@ def test_an_anonymous_caller_is_told_to_authenticate_in_json(client: Client) -> 
         assert set(body) == {"error", "detail"}
         assert body["error"].startswith("authentication is needed")
         assert response["WWW-Authenticate"].startswith("Bearer")
-    assert client.get("/api/clusters/", headers={"Authorization": "Bearer x"}).json()[
-        "detail"
-    ] == ("no such token")
+    unknown = client.get("/api/clusters/", headers={"Authorization": "Bearer x"})
+    assert unknown.json()["detail"] == "no such token"
+    assert unknown["WWW-Authenticate"] == 'Bearer realm="api"'
 
 
 @pytest.mark.usefixtures("samples")
 def test_writing_to_a_read_endpoint_is_a_405_in_json(client: Client) -> None:
     """With the session, or a token that may write (a read token is refused first: 403)."""
     admin = login(client, "admin", staff=True)
-    token = {"HTTP_AUTHORIZATION": bearer(admin, TokenScope.WRITE)["Authorization"]}
-    for url, extra in itertools.product(
+    token = bearer(admin, TokenScope.WRITE)
+    for url, headers in itertools.product(
         ("/api/clusters/", TREE.format("whitepaper"), "/api/me/"), ({}, token)
     ):
-        response = client.post(url, {}, content_type="application/json", **extra)
+        response = client.post(url, {}, content_type="application/json", headers=headers)
         assert response.status_code == 405, url
         assert response.json() == {
             "error": "method not allowed",
