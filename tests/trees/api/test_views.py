@@ -540,7 +540,7 @@ def test_a_group_s_jobs_are_its_leaves_a_page_at_a_time_newest_first(client: Cli
     assert bad.status_code == 400
     assert bad.json() == {
         "error": "the request is not one this endpoint reads",
-        "detail": "state must be one of , ended, requeued, running, queued",
+        "detail": "state must be one of ended, requeued, running, queued",
         "parameter": "state",
     }
 
