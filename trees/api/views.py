@@ -145,7 +145,12 @@ class ClusterTree(ApiView):
         top_id = id_parameter(page_request, "node")
         depth = int_parameter(page_request, "depth", MAX_DEPTH, 0, MAX_DEPTH)
         at = time_parameter(page_request, "at")
-        parts = (cluster_document(cluster), sorted(vars(access).items()))
+        policy = cluster_document(cluster)
+        # Sets sorted: equal sets may list in another order in another web process.
+        seen = [
+            (key, sorted(v) if isinstance(v, frozenset) else v) for key, v in vars(access).items()
+        ]
+        parts = (policy, seen)
 
         def build() -> HttpResponse:
             try:
@@ -155,14 +160,14 @@ class ClusterTree(ApiView):
                 )  # fmt: skip
             except Node.DoesNotExist as exc:
                 raise Http404("no such node") from exc
-            head = orjson.dumps(cluster_document(cluster)).decode()
             if at is not None:
                 nodes = _then(cluster, answer.documents or _decoded(answer.listed), at)
-                return _json({"cluster": cluster_document(cluster), "nodes": nodes})
+                return _json({"cluster": policy, "nodes": nodes})
             if answer.listed is not None:
+                head = orjson.dumps(policy).decode()
                 body = f'{{"cluster":{head},"nodes":[{",".join(answer.listed)}]}}'
                 return HttpResponse(body.encode(), content_type="application/json")
-            return _json({"cluster": cluster_document(cluster), "nodes": answer.documents})
+            return _json({"cluster": policy, "nodes": answer.documents})
 
         if at is not None:
             return build()  # history is thinned by its roll-up: no cheaper tag than the content
