@@ -35,7 +35,7 @@ from trees.access import is_admin
 from trees.bulk import collector_paused
 from trees.engine.slurm import Algorithm
 from trees.models import Cluster, Node, Scheduler, TokenScope
-from trees.services.tokens import TokenRefused, api_token_authenticate
+from trees.services.tokens import TokenRefused, api_token_authenticate, bearer_token
 
 NODE_LABELS = ("cluster", "name", "path", "kind", "depth")
 # Worded without "NaN" or "Inf", which a reader of the text may rightly search for.
@@ -275,14 +275,12 @@ def metrics_reader_check(
     """
     if address_allowed(address, allowed):
         return None
-    words = authorization.split()
-    if words and words[0].lower() == "bearer":
-        if len(words) != 2:
-            return Refusal(401, "the Authorization header is `Bearer TOKEN`")
-        try:
-            token = api_token_authenticate(token=words[1], now=now)
-        except TokenRefused as exc:
-            return Refusal(401, str(exc))
+    try:
+        sent = bearer_token(authorization)
+        token = None if sent is None else api_token_authenticate(token=sent, now=now)
+    except TokenRefused as refused:
+        return Refusal(401, str(refused))
+    if token is not None:
         if token.scope != TokenScope.METRICS:
             return Refusal(403, "/metrics takes a token of the `metrics` scope")
         if not is_admin(token.user):

@@ -130,15 +130,23 @@ class HistoryPoint:
     fairshare_rank: int | None = None
 
 
-def node_history_get(
+def node_history_rows_get(
     *, node: Node, since: datetime | None = None, until: datetime | None = None
-) -> list[HistoryPoint]:
-    """The node's numbers after each cycle kept in [since, until), oldest first."""
+) -> QuerySet[NodeHistory]:
+    """The node's history rows in [since, until), in any order (the API pages them)."""
     rows = NodeHistory.objects.filter(node=node)
     if since is not None:
         rows = rows.filter(at__gte=since)
     if until is not None:
         rows = rows.filter(at__lt=until)
+    return rows
+
+
+def node_history_get(
+    *, node: Node, since: datetime | None = None, until: datetime | None = None
+) -> list[HistoryPoint]:
+    """The node's numbers after each cycle kept in [since, until), oldest first."""
+    rows = node_history_rows_get(node=node, since=since, until=until)
     return [
         HistoryPoint(
             row.at,

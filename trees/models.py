@@ -473,3 +473,9 @@ class ApiToken(models.Model):
 
     def usable_at(self, now: datetime) -> bool:
         return self.revoked_at is None and now < self.expires_at
+
+    def state_at(self, now: datetime) -> str:
+        """active, expired or revoked."""
+        if self.revoked_at is not None:
+            return "revoked"
+        return "active" if self.usable_at(now) else "expired"

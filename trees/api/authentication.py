@@ -10,21 +10,19 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
-from trees.services.tokens import TokenRefused, api_token_authenticate
+from trees.services.tokens import TokenRefused, api_token_authenticate, bearer_token
 
 
 class BearerTokenAuthentication(BaseAuthentication):
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
-        words = get_authorization_header(request).split()
-        if not words or words[0].lower() != b"bearer":
-            return None  # no token: the session, or anonymous
-        if len(words) != 2:
-            raise AuthenticationFailed("the Authorization header is `Bearer TOKEN`")
+        header = get_authorization_header(request).decode("latin-1")
         try:
-            token = api_token_authenticate(token=words[1].decode("ascii"), now=timezone.now())
-        except (UnicodeDecodeError, TokenRefused) as exc:
-            reason = str(exc) if isinstance(exc, TokenRefused) else "no such token"
-            raise AuthenticationFailed(reason) from None
+            sent = bearer_token(header)
+            if sent is None:
+                return None  # no token: the session, or anonymous
+            token = api_token_authenticate(token=sent, now=timezone.now())
+        except TokenRefused as refused:
+            raise AuthenticationFailed(str(refused)) from None
         return token.user, token
 
     def authenticate_header(self, request: Request) -> str:

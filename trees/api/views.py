@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounting.models import JOB_STATES
-from accounting.selectors import node_jobs_get, tree_at_get, trends_get
+from accounting.selectors import node_history_rows_get, node_jobs_get, tree_at_get, trends_get
 from trees.access import Access, access_get, scheduler_user
 from trees.api import schemas
 from trees.api.base import ApiView, django_request
@@ -269,13 +269,11 @@ class History(ApiView):
     def get(self, request: Request, node_id: int) -> Response:
         at = _node_view(request, node_id, Access.reads)
         page_request = django_request(request)
-        since = time_parameter(page_request, "since")
-        until = time_parameter(page_request, "until")
-        rows = at.node.history.all()
-        if since is not None:
-            rows = rows.filter(at__gte=since)
-        if until is not None:
-            rows = rows.filter(at__lt=until)
+        rows = node_history_rows_get(
+            node=at.node,
+            since=time_parameter(page_request, "since"),
+            until=time_parameter(page_request, "until"),
+        )
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(rows, request, view=self) or []
         return paginator.get_paginated_response([history_document(row) for row in page])

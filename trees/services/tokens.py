@@ -79,6 +79,17 @@ def api_tokens_revoke(*, tokens: QuerySet[ApiToken], now: datetime) -> int:
     return tokens.filter(revoked_at__isnull=True).update(revoked_at=now)
 
 
+def bearer_token(authorization: str) -> str | None:
+    """The token an Authorization header carries as `Bearer TOKEN`; None without one (no
+    header, or another scheme). TokenRefused: a Bearer header of another shape."""
+    words = authorization.split()
+    if not words or words[0].lower() != "bearer":
+        return None
+    if len(words) != 2 or not words[1].isascii():
+        raise TokenRefused("the Authorization header is `Bearer TOKEN`")
+    return words[1]
+
+
 def api_token_authenticate(*, token: str, now: datetime) -> ApiToken:
     """The usable token that `token` is, its last use noted (TokenRefused: why not)."""
     found = (

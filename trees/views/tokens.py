@@ -4,7 +4,6 @@ made it: never in a URL or the session) and revoked."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 from django.contrib import messages
 from django.contrib.auth.models import User
@@ -57,7 +56,7 @@ def api_tokens_page(request: HttpRequest) -> HttpResponse:
             else:
                 form = ApiTokenForm(admin=admin)  # blank again, for another one
     now = timezone.now()
-    rows = [TokenRow(token, _state(token, now)) for token in api_tokens_get(user=user)]
+    rows = [TokenRow(token, token.state_at(now)) for token in api_tokens_get(user=user)]
     return render(
         request,
         "registration/api_tokens.html",
@@ -84,9 +83,3 @@ def _revoke(request: HttpRequest, user: User) -> HttpResponse:
     else:
         messages.error(request, "No such token of yours to revoke (revoked already?).")
     return redirect("api-tokens")
-
-
-def _state(token: ApiToken, now: datetime) -> str:
-    if token.revoked_at is not None:
-        return "revoked"
-    return "active" if token.usable_at(now) else "expired"

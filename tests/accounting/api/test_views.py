@@ -59,8 +59,10 @@ def push(client: Client, body: bytes, url: str = URL, **extra: Any) -> Any:
 
 
 def leftovers() -> list[Path]:
-    """What the pushes left in UPLOAD_DIR/api (the folder of their temporary files)."""
-    return sorted((Path(site_settings.UPLOAD_DIR) / "api").iterdir())
+    """What the pushes left in UPLOAD_DIR/api (the folder of their temporary files, made by
+    the first push that is read at all)."""
+    folder = Path(site_settings.UPLOAD_DIR) / "api"
+    return sorted(folder.iterdir()) if folder.exists() else []
 
 
 def command_answer(folder: Path, body: bytes) -> dict[str, Any]:
