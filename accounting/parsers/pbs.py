@@ -1,9 +1,10 @@
 """PBS Professional / OpenPBS / Torque accounting logs (`server_priv/accounting/YYYYMMDD`).
 
 Each line is `MM/DD/YYYY HH:MM:SS;T;ID;MESSAGE`. `read_pbs_accounting` streams one item per
-non-blank line: a JobRecord for E lines, R lines with usage and S lines that never end in the
-input; a Recognised for every other well-formed line; a RejectedLine, naming the field, for
-the rest. See FORMATS.md section 1 for the format and its quirks.
+non-blank line: a JobRecord for E lines, R lines with usage, S lines that never end in the
+input and Q lines whose job still waits at its end (with the JobRequest it asks); a Recognised
+for every other well-formed line; a RejectedLine, naming the field, for the rest. See
+FORMATS.md section 1 for the format and its quirks.
 """
 
 from __future__ import annotations
@@ -29,8 +30,16 @@ from accounting.parsers.pbs_values import (
     read_nodes,
     read_signed,
     read_size,
+    resource_amount,
 )
-from accounting.parsers.records import JobRecord, JobState, Parsed, Recognised, RejectedLine
+from accounting.parsers.records import (
+    JobRecord,
+    JobRequest,
+    JobState,
+    Parsed,
+    Recognised,
+    RejectedLine,
+)
 
 __all__ = [
     "KNOWN_TYPES",
@@ -44,6 +53,7 @@ __all__ = [
     "read_pbs_accounting",
     "read_pbs_log",
     "record_type",
+    "requested_amounts",
     "split_attributes",
 ]
 
@@ -372,7 +382,8 @@ def _job_record(
     line: int, kind: str, job_id: str, server: str, attributes: Mapping[str, str]
 ) -> JobRecord:
     """A JobRecord from the attributes of an E, R, S or Q message; raises BadValue. A Q is
-    the job waiting: run 0 (its first run will be 1), what it asks for, no start."""
+    the job waiting: run 0 (its first run will be 1), what it asks for (also as its request's
+    resources), no start."""
     get = attributes.get
     queued = kind == "Q"
     start = None if queued else read_epoch(attributes, "start")
@@ -392,7 +403,7 @@ def _job_record(
         if mpiprocs is not None:
             extra["mpiprocs"] = mpiprocs
     # By position, in _JOB_RECORD_FIELDS order: keywords take three times as long.
-    return JobRecord(
+    record = JobRecord(
         line,
         job_id,
         1 if run is None else run,
@@ -420,6 +431,24 @@ def _job_record(
         exit_status,
         extra,
     )
+    if queued:
+        record.request = JobRequest(resources=requested_amounts(attributes))
+    return record
+
+
+_REQUESTED = "Resource_List."
+
+
+def requested_amounts(attributes: Mapping[str, str]) -> dict[str, float]:
+    """The numeric `Resource_List.*` amounts by resource name, as the scheduler hands them to
+    job_sort_formula (resource_amount: sizes in kB, times in seconds); strings are left out."""
+    amounts: dict[str, float] = {}
+    for key, value in attributes.items():
+        if key.startswith(_REQUESTED):
+            amount = resource_amount(value)
+            if amount is not None:
+                amounts[key[len(_REQUESTED) :]] = amount
+    return amounts
 
 
 def _usage(

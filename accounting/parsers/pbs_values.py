@@ -1,9 +1,11 @@
 """The values of a PBS accounting record's attributes read one by one: epoch times, counts,
 durations, sizes, and the cores, GPUs and nodes a job had from Resource_List, select, nodes or
-exec_host. Each reader raises BadValue naming the attribute and what is wrong with its value."""
+exec_host. Each reader raises BadValue naming the attribute and what is wrong with its value.
+`resource_amount` reads a requested amount as the scheduler does for job_sort_formula."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TypeVar
@@ -299,3 +301,107 @@ def read_size(attributes: Mapping[str, str], key: str) -> int | None:
     if size > MAX_BYTES:
         raise BadValue(key, f"{size} bytes is beyond any machine")
     return size
+
+
+# res_to_num's constants (OpenPBS src/scheduler/constant.h, src/include/pbs_share.h).
+_KILO = 1024  # bytes or words in a kilobyte or kiloword
+_TO_KILO = {"k": 1, "m": 1024, "g": 1024**2, "t": 1024**3}  # MEGATOKILO, GIGATOKILO...
+_WORD = 8  # SIZEOF_WORD
+_LONG_MAX = 2**63 - 1
+_C_DIGITS = frozenset("0123456789")
+
+
+@lru_cache(maxsize=4096)  # a site's requests repeat: walltimes, memory sizes, counts
+def resource_amount(text: str) -> float | None:
+    """A requested resource's amount as OpenPBS's scheduler reads it (misc.cpp `res_to_num`).
+
+    Sizes in kilobytes (`2gb` is 2097152; `b` and `w` round up to whole kB first, so `2w` is
+    8), `HH:MM:SS` and `MM:SS` in seconds, plain numbers as they are. None where the scheduler
+    has no number: booleans (`True`/`False`, which are never consumable), strings, and what
+    `is_num` refuses, such as `1pb` (res_to_num knows no peta: such a job is marked
+    "Bad requested resource data" and never runs) or `1.5gb`. Quirks kept as PBS has them:
+    `W` is not words (only a lowercase `w` multiplies by 8) and an empty text is 0.
+    """
+    if text.casefold() in ("true", "false"):  # strcasecmp with ATR_TRUE, ATR_FALSE
+        return None
+    if not _is_num(text):
+        return None
+    length = len(text)
+    count, end = _strtod(text, 0)
+    unit = text[end] if end < length else ""
+    multiplier = 1
+    if unit == ":":  # a time: MM:SS, or HH:MM:SS with nothing after the seconds
+        minutes, second_end = _strtod(text, end + 1)
+        if second_end < length and text[second_end] == ":":
+            seconds, end = _strtol(text, second_end + 1)
+            if end != length:
+                return None
+            count = count * 3600 + minutes * 60 + seconds
+            unit = ""
+        else:
+            count = count * 60 + minutes  # `end` stays on the first ':', as res_to_num's does
+    elif unit.lower() in _TO_KILO:
+        multiplier = _TO_KILO[unit.lower()]
+    elif unit in ("b", "B"):
+        count = math.ceil(count / _KILO)
+    elif unit == "w":
+        count = math.ceil(count / _KILO)
+        multiplier = _WORD
+    if unit and end + 1 < length and text[end + 1] == "w":  # `kw`, `mw`... are words
+        multiplier *= _WORD
+    amount = float(count * multiplier)
+    return amount if math.isfinite(amount) else None
+
+
+def _is_num(text: str) -> bool:
+    """misc.cpp `is_num`: digits and at most two ':', maybe a sign, a size unit or a fraction."""
+    body = text[1:] if text[:1] in ("+", "-") else text
+    length = len(body)
+    index = colons = 0
+    while index < length and (body[index] in _C_DIGITS or body[index] == ":"):
+        colons += body[index] == ":"
+        index += 1
+    if index == length:
+        return colons <= 2
+    if index >= length - 2:
+        letter = body[index].lower()
+        if letter in _TO_KILO:
+            after = body[index + 1 : index + 2].lower()
+            if after in ("b", "w", ""):
+                return True
+        elif index == length - 1 and letter in ("b", "w"):
+            return True
+    if body[index] == ".":
+        return all(character in _C_DIGITS for character in body[index + 1 :])
+    return False
+
+
+def _strtod(text: str, start: int) -> tuple[float, int]:
+    """C strtod on the characters is_num lets through: the number and where it ends (`start`
+    when there is none)."""
+    index = start + 1 if text[start : start + 1] in ("+", "-") else start
+    digits = index
+    while index < len(text) and text[index] in _C_DIGITS:
+        index += 1
+    whole = index > digits
+    if index < len(text) and text[index] == ".":
+        fraction_end = index + 1
+        while fraction_end < len(text) and text[fraction_end] in _C_DIGITS:
+            fraction_end += 1
+        if whole or fraction_end > index + 1:
+            return float(text[start:fraction_end]), fraction_end
+    if not whole:
+        return 0.0, start
+    return float(text[start:index]), index
+
+
+def _strtol(text: str, start: int) -> tuple[int, int]:
+    """C strtol, base 10: the number (clamped to a long) and where it ends."""
+    index = start + 1 if text[start : start + 1] in ("+", "-") else start
+    digits = index
+    while index < len(text) and text[index] in _C_DIGITS:
+        index += 1
+    if index == digits:
+        return 0, start
+    value = int(text[start:index])
+    return max(-_LONG_MAX - 1, min(_LONG_MAX, value)), index

@@ -15,6 +15,7 @@ from trees.formats.rejected import RejectedLine
 __all__ = [
     "USAGE_RESOURCES",
     "JobRecord",
+    "JobRequest",
     "JobState",
     "Parsed",
     "Recognised",
@@ -27,6 +28,34 @@ class JobState(StrEnum):
     REQUEUED = "requeued"  # the run was cut short and the job requeued (PBS R with usage)
     RUNNING = "running"  # started, not yet ended in this source (PBS S without E, sacct RUNNING)
     QUEUED = "queued"  # waiting to start: PBS Q with no S, E, R, D or A of it in this source
+
+
+@dataclass(slots=True)
+class JobRequest:
+    """What a waiting job asks for and the facts its scheduler computes its priority from.
+
+    Stored as JSON on the queued row (`dataclasses.asdict`); every field has a default so that
+    a row stored by an older version reads back. Epochs are UTC seconds.
+    """
+
+    # PBS: the numeric Resource_List amounts as the scheduler hands them to job_sort_formula
+    # (sizes in kB, durations in seconds, counts as they are); Slurm: the requested TRES
+    # counts by TRES name (`cpu`, `mem` in MB, `node`, `gres/gpu`, `billing`).
+    resources: dict[str, float] = field(default_factory=dict)
+    held: bool = False  # PBS job_state H, Slurm priority 0 or a hold reason: never considered
+    job_priority: int = 0  # PBS `Priority` (qsub -p, -1024..1023)
+    eligible_time: int | None = None  # PBS eligible_time accrued by `sampled`, seconds
+    accrue_type: int | None = None  # PBS: 1 ineligible, 2 eligible, 3 running, 4 exit
+    sampled: int | None = None  # when the snapshot that said eligible_time was taken
+    reported_priority: int | None = None  # the priority the scheduler itself reported (squeue)
+    qos: str = ""  # Slurm QOS
+    partitions: list[str] = field(default_factory=list)  # Slurm: every partition it may use
+    nice: int = 0  # Slurm --nice (the value without NICE_OFFSET)
+    site_factor: int = 0  # Slurm site factor (the value without NICE_OFFSET)
+    min_nodes: int = 0  # Slurm min_nodes
+    time_limit: int | None = None  # Slurm time limit, minutes
+    accrue_time: int | None = None  # Slurm: when its age began to accrue (0/None: not yet)
+    reason: str = ""  # the scheduler's own pending reason or comment, as it printed it
 
 
 @dataclass(slots=True)
@@ -63,6 +92,8 @@ class JobRecord:
     extra: dict[str, float] = field(default_factory=dict)
     # The record type as the source writes it (the sacct state word); "" when the state says it.
     kind: str = ""
+    # A queued job's request (PBS Q records, qstat, squeue); None for runs.
+    request: JobRequest | None = None
 
     def usage_resources(self) -> dict[str, float]:
         """The values a `fairshare_usage_res` formula sees for this run."""

@@ -26,7 +26,7 @@ from accounting.parsers.pbs import (
     record_type,
     split_attributes,
 )
-from accounting.parsers.pbs_values import MAX_NCPUS
+from accounting.parsers.pbs_values import MAX_NCPUS, resource_amount
 from accounting.parsers.records import JobRecord, JobState, Recognised, RejectedLine
 from accounting.parsers.units import parse_duration, parse_size
 from tests.conftest import SHARED
@@ -1060,3 +1060,118 @@ def test_a_second_q_supersedes_the_first_and_other_jobs_stay_queued():
     assert items[0] == Recognised(1, "Q")
     queued = sorted((item.job_id, item.line) for item in items if isinstance(item, JobRecord))
     assert queued == [("1", 3), ("2", 2)]
+
+
+# Q records carry their request: the numeric Resource_List amounts as the scheduler reads them
+
+DERECHO_Q = (
+    'user=phutton group=ncar account="WYOM0200" project=_pbs_project_default'
+    " jobname=2071_WRF_extractvar queue=main ctime=1767250801 qtime=1767250801 etime=0"
+    " Resource_List.job_priority=regular Resource_List.mem=692tb Resource_List.mpiprocs=256"
+    " Resource_List.ncpus=256 Resource_List.ngpus=0 Resource_List.nodect=2"
+    " Resource_List.place=scatter:exclhost"
+    " Resource_List.select=2:ncpus=128:mpiprocs=128:ompthreads=1 Resource_List.walltime=03:00:00 "
+)  # the first line of ncar-derecho/20260101
+
+
+def test_a_queued_job_carries_its_numeric_requests_in_kb_and_seconds():
+    job = record(line("Q", "4520930.desched1", DERECHO_Q, stamp="01/01/2026 00:00:01"))
+    assert job.request is not None
+    assert job.request.resources == {
+        "mem": 692 * 1024**3,  # 692 TB in kB
+        "mpiprocs": 256,
+        "ncpus": 256,
+        "ngpus": 0,
+        "nodect": 2,
+        "walltime": 3 * 3600,
+    }
+    assert (job.request.held, job.request.job_priority, job.request.eligible_time) == (
+        False,
+        0,
+        None,
+    )
+
+
+def test_string_resources_are_left_out_of_the_request():
+    job = record(line("Q", "1.s", QUEUED + " Resource_List.place=pack Resource_List.ib=True"))
+    assert job.request is not None
+    assert {"place", "select", "job_priority", "ib"}.isdisjoint(job.request.resources)
+    assert job.request.resources["walltime"] == 12 * 3600
+
+
+def test_runs_carry_no_request():
+    assert record(ended()).request is None
+    (running,) = [item for item in parse(started()) if isinstance(item, JobRecord)]
+    assert running.request is None
+
+
+def test_a_log_of_only_q_records_is_all_queued_jobs_with_their_requests():
+    path = data_or_skip() / "ncar-derecho" / "20260101"
+    with path.open("rb") as lines:
+        q_lines = [raw for raw in lines if b";Q;" in raw]
+    items = list(read_pbs_accounting(q_lines))
+    queued = [item for item in items if isinstance(item, JobRecord)]
+    assert len(queued) > 100
+    assert all(job.state is JobState.QUEUED for job in queued)
+    assert all(job.request is not None and job.request.resources for job in queued)
+    first = next(job for job in queued if job.job_id == "4520930")
+    assert first.request is not None
+    assert first.request.resources["mem"] == 470 * 1024**2  # its second Q (queue cpu): 470gb
+    assert first.request.resources["walltime"] == 10800
+    assert not any(isinstance(item, RejectedLine) for item in items)
+
+
+@pytest.mark.parametrize(
+    ("text", "amount"),
+    [
+        ("692tb", 692 * 1024**3),
+        ("470gb", 470 * 1024**2),
+        ("2048mb", 2048 * 1024),
+        ("512kb", 512),
+        ("10GB", 10 * 1024**2),  # units in any case
+        ("1024b", 1),
+        ("1025b", 2),  # bytes round up to whole kB
+        ("2w", 8),  # words: ceil(2 / 1024) kB, times 8
+        ("2kw", 16),
+        ("03:00:00", 10800),
+        ("1280:19:30", 1280 * 3600 + 19 * 60 + 30),  # hours unbounded
+        ("30:00", 1800),  # MM:SS
+        ("256", 256),
+        ("0.0615", 0.0615),
+        ("-5", -5),
+    ],
+)
+def test_resource_amount_reads_like_res_to_num(text, amount):
+    assert resource_amount(text) == amount
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "regular",
+        "scatter:exclhost",
+        "2:ncpus=128:mpiprocs=128:ompthreads=1",
+        "QUEUE=pcpu",
+        "True",
+        "false",
+        "1pb",  # res_to_num knows no peta
+        "1.5gb",  # is_num takes no fraction with a unit
+        "1:2:3:4",  # three colons
+        "1:2:3kb",  # HH:MM:SS must end after the seconds
+        "1e5",
+    ],
+)
+def test_resource_amount_is_none_for_what_the_scheduler_cannot_count(text):
+    assert resource_amount(text) is None
+
+
+def test_resource_amount_keeps_res_to_num_quirks():
+    assert resource_amount("5W") == 5  # only a lowercase w multiplies by 8
+    assert resource_amount("5KW") == 5
+    assert resource_amount("") == 0  # is_num takes an empty text, strtod reads 0
+
+
+@given(st.text(max_size=30))
+def test_resource_amount_never_raises(text):
+    amount = resource_amount(text)
+    assert amount is None or isinstance(amount, float)

@@ -1,0 +1,440 @@
+"""OpenPBS / PBS Professional `qstat -f -F json`: a snapshot of the jobs the server holds.
+
+Shape (OpenPBS src/cmds/qstat.c, PBS Pro 19 and later): `{"timestamp": <epoch>, "pbs_version",
+"pbs_server", "Jobs": {"<seq>.<server>": {attribute: value, "Resource_List": {...}, ...}}}`.
+qstat puts each value through cJSON: what parses as JSON (`64`, `0.0615`) is a number, the rest
+(`"True"`, `"01:00:00"`, `"2gb"`) a string. ctime, qtime, etime, stime and mtime are printed
+with ctime(3) (`"Sat Dec  3 20:25:38 2022"`) in the local time of the host that ran qstat, so
+the reader takes that zone. Without any job, qstat writes no `Jobs` at all.
+
+The whole document is parsed before the first item is yielded (JSON cannot be streamed line by
+line); items name the line where their job's key is. A file that is not JSON is one
+RejectedLine with the line and column the JSON parser stopped at: older qstat wrote invalid
+JSON (unescaped `\\'` and `\\,` from Variable_List, OpenPBS #2049 and #2541; numbers such as
+`005`, #1255).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import datetime, tzinfo
+from typing import Any, TypeVar
+
+from accounting.parsers.pbs import parse_job_id
+from accounting.parsers.pbs_values import (
+    MAX_NCPUS,
+    BadValue,
+    beyond_any_machine,
+    read_count,
+    read_duration,
+    read_ncpus,
+    read_ngpus,
+    read_nodes,
+    resource_amount,
+)
+from accounting.parsers.records import (
+    JobRecord,
+    JobRequest,
+    JobState,
+    Parsed,
+    Recognised,
+    RejectedLine,
+)
+
+__all__ = [
+    "HELD_STATES",
+    "JsonText",
+    "QstatJsonReader",
+    "element_offsets",
+    "json_text",
+    "member_offsets",
+    "read_qstat_json",
+    "storable",
+    "value_offset",
+]
+
+MAX_TEXT = 1000  # characters of a line kept in RejectedLine.text
+# Waiting states the scheduler does not start a job from (so its priority does not rank it):
+HELD_STATES = {
+    "H": "held: a hold (Hold_Types u, o, s or p) keeps the scheduler from considering it",
+    "W": "waiting for its execution time (qsub -a) or a stage-in: not eligible yet",
+    "T": "in transit to another queue or server: no scheduler considers it meanwhile",
+    "U": "suspended because its workstation is busy: it resumes when the host is idle",
+    "S": "suspended (preempted, or qsig -s suspend): it resumes, it is not started again",
+}
+_RUNNING_STATES = frozenset("RE")  # running, and exiting (its run is ending now)
+_OTHER_STATES = frozenset("BFXM")  # array begun, finished, subjob expired, moved
+_MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
+    )
+}
+# ctime(3): `Www Mmm dd hh:mm:ss yyyy`, the day padded with a space.
+_CTIME = re.compile(
+    r"[A-Z][a-z]{2} ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})", re.ASCII
+)
+_JSON_SPACE = " \t\n\r"
+_DECODER = json.JSONDecoder()
+_T = TypeVar("_T")
+
+
+class JsonText:
+    """A JSON document as read, with the line of any offset in it."""
+
+    def __init__(self, text: str, value: object) -> None:
+        self.text = text
+        self.value = value
+        self._newlines = [match.start() for match in re.finditer("\n", text)]
+
+    def line_of(self, offset: int) -> int:
+        """The 1-based line of a character offset."""
+        return bisect_right(self._newlines, offset - 1) + 1
+
+    def line_text(self, line: int) -> str:
+        """The text of a 1-based line, without its newline, cut to MAX_TEXT."""
+        start = self._newlines[line - 2] + 1 if line > 1 else 0
+        end = self._newlines[line - 1] if line - 1 < len(self._newlines) else len(self.text)
+        return self.text[start:end].rstrip("\r")[:MAX_TEXT]
+
+    def rejected(self, offset: int, field: str, reason: str) -> RejectedLine:
+        """A RejectedLine for what is at `offset`."""
+        line = self.line_of(offset)
+        return RejectedLine(line, field, reason, self.line_text(line))
+
+
+def json_text(
+    lines: Iterable[bytes | str], *, what: str, hint: str = ""
+) -> JsonText | RejectedLine:
+    """The JSON document in `lines` (bytes not UTF-8 become U+FFFD, as they only ever sit in
+    strings), or the RejectedLine saying where it stops being JSON; `what` names the output
+    expected, `hint` is added to a parse error's reason."""
+    parts = [raw.decode(errors="replace") if isinstance(raw, bytes) else raw for raw in lines]
+    text = "".join(parts).removeprefix("\ufeff")
+    text = storable(text)
+    if not text.strip(_JSON_SPACE):
+        return RejectedLine(1, "file", f"empty: no JSON document, not {what}", "")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        reason = f"not valid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
+        document = JsonText(text, None)
+        return RejectedLine(error.lineno, "file", reason + hint, document.line_text(error.lineno))
+    except RecursionError:
+        return RejectedLine(1, "file", f"JSON nested too deep to be {what}", "")
+    return JsonText(text, value)
+
+
+def _skip_space(text: str, index: int) -> int:
+    while index < len(text) and text[index] in _JSON_SPACE:
+        index += 1
+    return index
+
+
+def member_offsets(text: str, start: int, *, until: str | None = None) -> dict[str, int]:
+    """The offset of each key of the (valid) JSON object that opens at `start`; with `until`,
+    the walk stops at that key, whose value is then left unparsed."""
+    offsets: dict[str, int] = {}
+    index = _skip_space(text, start + 1)
+    while text[index] != "}":
+        if text[index] == ",":
+            index = _skip_space(text, index + 1)
+        key, after = _DECODER.raw_decode(text, index)
+        offsets[str(key)] = index
+        if key == until:
+            return offsets
+        value_start = _skip_space(text, _skip_space(text, after) + 1)  # past the ':'
+        _, index = _DECODER.raw_decode(text, value_start)
+        index = _skip_space(text, index)
+    return offsets
+
+
+def value_offset(text: str, key_offset: int) -> int:
+    """Where the value of the key at `key_offset` starts."""
+    _, after = _DECODER.raw_decode(text, key_offset)
+    return _skip_space(text, _skip_space(text, after) + 1)
+
+
+def element_offsets(text: str, start: int) -> list[int]:
+    """The offset of each element of the (valid) JSON array that opens at `start`."""
+    offsets: list[int] = []
+    index = _skip_space(text, start + 1)
+    while text[index] != "]":
+        if text[index] == ",":
+            index = _skip_space(text, index + 1)
+        offsets.append(index)
+        _, index = _DECODER.raw_decode(text, index)
+        index = _skip_space(text, index)
+    return offsets
+
+
+class QstatJsonReader:
+    """The items of one `qstat -f -F json` snapshot; iterate it once.
+
+    `timestamp` (qstat's `time(NULL)` when it asked the server), `pbs_version` and
+    `pbs_server` are set before the first item is yielded. A queued job's request carries the
+    timestamp too (`JobRequest.sampled`), since its eligible_time was accrued by then.
+    """
+
+    def __init__(self, lines: Iterable[bytes | str], *, tz: tzinfo) -> None:
+        self._lines = lines
+        self._tz = tz
+        self.timestamp: int | None = None
+        self.pbs_version = ""
+        self.pbs_server = ""
+
+    def __iter__(self) -> Iterator[Parsed]:
+        hint = (
+            "; qstat has written invalid JSON: Variable_List characters left unescaped"
+            " (OpenPBS #2049, #2541), numbers such as 005 (#1255)"
+        )
+        document = json_text(self._lines, what="qstat -f -F json", hint=hint)
+        if isinstance(document, RejectedLine):
+            yield document
+            return
+        top = document.value
+        if not isinstance(top, dict):
+            kind = type(top).__name__
+            yield document.rejected(0, "file", f"a JSON {kind}, not qstat -f -F json's object")
+            return
+        offsets = member_offsets(document.text, _skip_space(document.text, 0), until="Jobs")
+        problem = self._read_header(top, document, offsets)
+        if problem is not None:
+            yield problem
+        jobs = top.get("Jobs")
+        if jobs is None:
+            return  # qstat writes no Jobs when the server has none
+        jobs_at = offsets["Jobs"]
+        if not isinstance(jobs, dict):
+            yield document.rejected(jobs_at, "Jobs", "not an object of jobs by id")
+            return
+        job_offsets = member_offsets(document.text, value_offset(document.text, jobs_at))
+        for ident, attributes in jobs.items():
+            line = document.line_of(job_offsets.get(ident, jobs_at))
+            text = document.line_text(line)
+            try:
+                yield self._job(line, str(ident), attributes)
+            except BadValue as bad:
+                yield RejectedLine(line, bad.field, bad.reason, text)
+
+    def _read_header(
+        self, top: dict[str, Any], document: JsonText, offsets: dict[str, int]
+    ) -> RejectedLine | None:
+        """Take the snapshot's timestamp, version and server; a RejectedLine if it is not one."""
+        others = [key for key in ("Queue", "Server", "nodes") if key in top]
+        if "Jobs" not in top and others:
+            reason = f"not qstat -f -F json: no Jobs but {others[0]}, as qstat -Q, -B or pbsnodes"
+            return document.rejected(offsets.get(others[0], 0), "file", reason)
+        if "Jobs" not in top and "timestamp" not in top:
+            return document.rejected(0, "file", "not qstat -f -F json: no Jobs and no timestamp")
+        self.pbs_version = _text(top.get("pbs_version"))
+        self.pbs_server = _text(top.get("pbs_server"))
+        stamp = top.get("timestamp")
+        if stamp is None:
+            return None
+        if _is_number(stamp) and 0 <= stamp < 2**53:
+            self.timestamp = int(stamp)
+            return None
+        offset = offsets.get("timestamp", 0)
+        return document.rejected(offset, "timestamp", f"not an epoch time: {_shown(stamp)}")
+
+    def _job(self, line: int, ident: str, attributes: object) -> Parsed:
+        """The item for one entry of Jobs; raises BadValue naming `Jobs.<id>.<key>`."""
+        where = f"Jobs.{ident}"
+        if not isinstance(attributes, dict):
+            raise BadValue(where, f"not an object of attributes: {_shown(attributes)}")
+        try:
+            job_id, server = parse_job_id(ident)
+        except ValueError as error:
+            raise BadValue(where, str(error)) from None
+        owner = attributes.get("euser") or attributes.get("Job_Owner")
+        missing = [key for key in ("job_state", "queue") if not attributes.get(key)]
+        if not owner:
+            missing.append("Job_Owner")
+        if missing:
+            field = f"{where}.{missing[0]}"
+            raise BadValue(field, f"job {ident} has no {', '.join(missing)}")
+        state = _text(attributes["job_state"])
+        if state in _OTHER_STATES:
+            return Recognised(line, state, job_id if state in "FX" else "")
+        if state != "Q" and state not in HELD_STATES and state not in _RUNNING_STATES:
+            raise BadValue(f"{where}.job_state", f"unknown job state {_shown(state)}")
+        requested = attributes.get("Resource_List", {})
+        if not isinstance(requested, dict):
+            raise BadValue(f"{where}.Resource_List", "not an object of resources")
+        flat = _flattened(requested, attributes)
+        # Resource_List.ncpus and ngpus are the server's totals (select with default_chunk
+        # applied); the accounting log's derivations serve only where they are absent.
+        ncpus = _renamed(where, _requested_ncpus, flat)
+        ngpus = _renamed(where, _requested_ngpus, flat)
+        nodes = _renamed(where, read_nodes, flat)
+        if ncpus > MAX_NCPUS or ngpus > MAX_NCPUS or nodes > MAX_NCPUS:
+            bad = beyond_any_machine(ncpus, ngpus, nodes)
+            raise BadValue(f"{where}.Resource_List.{bad.field}", bad.reason)
+        running = state in _RUNNING_STATES
+        record = JobRecord(
+            line=line,
+            job_id=job_id,
+            run=(_count(where, attributes, "run_count") or 1) if running else 0,
+            state=JobState.RUNNING if running else JobState.QUEUED,
+            server=server or _text(attributes.get("server")),
+            user=_text(owner).partition("@")[0],
+            group=_text(attributes.get("egroup")),
+            account=_text(attributes.get("Account_Name")),
+            project=_text(attributes.get("project")),
+            queue=_text(attributes["queue"]),
+            jobname=_text(attributes.get("Job_Name")),
+            ncpus=ncpus,
+            ngpus=ngpus,
+            nodes=nodes,
+            requested_walltime=_renamed(where, _walltime, flat),
+            ctime=self._time(where, attributes, "ctime"),
+            qtime=self._time(where, attributes, "qtime"),
+            etime=self._time(where, attributes, "etime"),
+            kind=state,
+        )
+        if running:
+            record.start = self._time(where, attributes, "stime")
+            if record.start is None:
+                raise BadValue(f"{where}.stime", f"running job {ident} has no stime")
+            return record
+        record.request = JobRequest(
+            resources=_amounts(requested),
+            held=state in HELD_STATES,
+            job_priority=_priority(where, attributes.get("Priority", 0)),
+            eligible_time=_duration(where, attributes, "eligible_time"),
+            accrue_type=_count(where, attributes, "accrue_type"),
+            sampled=self.timestamp,
+            reason=_text(attributes.get("comment")),
+        )
+        return record
+
+    def _time(self, where: str, attributes: Mapping[str, Any], key: str) -> int | None:
+        """Epoch seconds of a ctime(3) text in the reader's zone (an hour that occurs twice is
+        taken the first time); None when absent."""
+        value = attributes.get(key)
+        if value is None:
+            return None
+        if _is_number(value) and 0 <= value < 2**53:  # an epoch, should a qstat print one
+            return int(value)
+        match = _CTIME.fullmatch(value) if isinstance(value, str) else None
+        month = _MONTHS.get(match.group(1), 0) if match else 0
+        if match and month:
+            day, hour, minute, second, year = map(int, match.groups()[1:])
+            try:
+                moment = datetime(year, month, day, hour, minute, second, tzinfo=self._tz)
+                return int(moment.timestamp())
+            except (ValueError, OverflowError):
+                pass
+        raise BadValue(f"{where}.{key}", f"not a ctime(3) time: {_shown(value)}")
+
+
+def read_qstat_json(lines: Iterable[bytes | str], *, tz: tzinfo) -> Iterator[Parsed]:
+    """The jobs of a `qstat -f -F json` snapshot; QstatJsonReader gives its timestamp too.
+
+    Q is a JobRecord QUEUED (run 0) with its JobRequest; H, W, T, U and S are QUEUED with
+    `request.held` (HELD_STATES says why each is not started from the queue); R and E are
+    RUNNING from stime; B, F, X and M are Recognised. `tz` is the zone qstat printed times in.
+    """
+    return iter(QstatJsonReader(lines, tz=tz))
+
+
+def _text(value: object) -> str:
+    """A string attribute, storable as UTF-8 (a `\\udcff` escape becomes `?`); a number as
+    written, since older qstat printed a numeric Job_Name or Account_Name as a number (qstat.c
+    now forces those to strings)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return storable(value)
+    return json.dumps(value)
+
+
+def storable(text: str) -> str:
+    """`text` without lone surrogates, which UTF-8 cannot hold."""
+    return text if text.isascii() else text.encode(errors="replace").decode()
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "…"
+
+
+def _flattened(requested: Mapping[str, Any], attributes: Mapping[str, Any]) -> dict[str, str]:
+    """Resource_List (and a running job's exec_host) as the accounting log's `key=value`
+    attributes, so cores, GPUs and nodes are derived as they are there."""
+    flat = {f"Resource_List.{name}": _text(value) for name, value in requested.items()}
+    if "exec_host" in attributes:
+        flat["exec_host"] = _text(attributes["exec_host"])
+    return flat
+
+
+def _renamed(where: str, read: Callable[[Mapping[str, str]], _T], flat: Mapping[str, str]) -> _T:
+    """`read(flat)`, its BadValue naming the job's key."""
+    try:
+        return read(flat)
+    except BadValue as bad:
+        raise BadValue(f"{where}.{bad.field}", bad.reason) from None
+
+
+def _requested_ncpus(flat: Mapping[str, str]) -> int:
+    ncpus = read_count(flat, "Resource_List.ncpus")
+    return read_ncpus(flat) if ncpus is None else ncpus
+
+
+def _requested_ngpus(flat: Mapping[str, str]) -> int:
+    ngpus = read_count(flat, "Resource_List.ngpus")
+    return read_ngpus(flat) if ngpus is None else ngpus
+
+
+def _walltime(flat: Mapping[str, str]) -> int | None:
+    return read_duration(flat, "Resource_List.walltime")
+
+
+def _count(where: str, attributes: Mapping[str, Any], key: str) -> int | None:
+    """A count attribute (run_count, accrue_type); None when absent."""
+    value = attributes.get(key)
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_NCPUS:
+        return value
+    return _renamed(where, lambda flat: read_count(flat, key), {key: _text(value)})
+
+
+def _duration(where: str, attributes: Mapping[str, Any], key: str) -> int | None:
+    """Seconds of a duration attribute (`"42:53:26"`, or a number of seconds)."""
+    value = attributes.get(key)
+    if value is None:
+        return None
+    return _renamed(where, lambda flat: read_duration(flat, key), {key: _text(value)})
+
+
+def _priority(where: str, value: object) -> int:
+    """The job's Priority (qsub -p): an integer from -1024 to 1023."""
+    if isinstance(value, str) and re.fullmatch(r"[+-]?\d{1,6}", value, re.ASCII):
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and -1024 <= value <= 1023:
+        return value
+    raise BadValue(f"{where}.Priority", f"not a priority from -1024 to 1023: {_shown(value)}")
+
+
+def _amounts(requested: Mapping[str, Any]) -> dict[str, float]:
+    """The numeric Resource_List amounts as the scheduler reads them (resource_amount)."""
+    amounts: dict[str, float] = {}
+    for name, value in requested.items():
+        amount = None
+        if _is_number(value):
+            amount = float(value)
+        elif isinstance(value, str):
+            amount = resource_amount(value)
+        if amount is not None:
+            amounts[str(name)] = amount
+    return amounts

@@ -1,0 +1,361 @@
+"""Slurm `squeue --json`: a snapshot of the jobs slurmctld holds, pending and running.
+
+Shapes (SchedMD/slurm): 21.08 and 22.05 dump the job with openapi/v0.0.37 and v0.0.38
+(src/plugins/openapi/v0.0.38/jobs.c: plain numbers, `null` where unset, job_state a string);
+23.02 with data_parser/v0.0.39 (the same, but many counts and `priority` are
+`{"set", "infinite", "number"}`); 23.11 to 25.05 with v0.0.40 to v0.0.42 (parsers.c JOB_INFO:
+timestamps too are `{"set", "infinite", "number"}` and job_state is a list, `["PENDING"]` or
+`["PENDING", "REQUEUE_HOLD"]`). The envelope is `{"jobs": [...], "meta": {...}, "errors": [...],
+"warnings": [...]}`, from v0.0.40 with `last_update` (taken as the requests' `sampled`); `meta`
+names the plugin (`plugin` or `plugins`) and the release (`Slurm` or `slurm`). All are read
+the same way.
+
+PENDING is a JobRecord QUEUED with its JobRequest, RUNNING (with CONFIGURING: nodes booting)
+a JobRecord RUNNING; every other state is Recognised. The fairshare entity is left to the
+caller, who knows the tree (account, then user).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from accounting.parsers.qstat import (
+    JsonText,
+    element_offsets,
+    json_text,
+    member_offsets,
+    storable,
+    value_offset,
+)
+from accounting.parsers.records import (
+    JobRecord,
+    JobRequest,
+    JobState,
+    Parsed,
+    Recognised,
+    RejectedLine,
+)
+from accounting.parsers.units import parse_size
+
+__all__ = ["HELD_REASONS", "HELD_STATE_FLAGS", "read_squeue_json"]
+
+MAX_COUNT = 10_000_000  # more CPUs or nodes than any machine: corruption
+# What every job has in each shape, and what a pending or running one needs besides.
+_EVERY_JOB = ("job_id", "job_state", "user_name", "account", "partition")
+_PENDING_NEEDS = (
+    "priority",
+    "submit_time",
+    "accrue_time",
+    "time_limit",
+    "tres_req_str",
+    "state_reason",
+)
+_RUNNING_NEEDS = ("start_time",)
+# State flags of a pending job that is held (job_state_string prints the flag instead of
+# PENDING before 23.11; 23.11 and later list it beside PENDING).
+HELD_STATE_FLAGS = frozenset({"REQUEUE_HOLD", "SPECIAL_EXIT", "RESV_DEL_HOLD"})
+_PENDING = "PENDING"
+_RUNNING = frozenset({"RUNNING", "CONFIGURING"})  # CONFIGURING: allocated, nodes booting
+# Reasons slurmctld gives a held job (src/common/job_state_reason.c), by prefix.
+HELD_REASONS = ("Held", "JobHeld", "JobHold")
+_MEGABYTE = 1 << 20
+
+
+class _Unreadable(Exception):
+    """A job that cannot be taken: the key at fault (`jobs[3].priority`) and why."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(reason)
+        self.field = field
+        self.reason = reason
+
+
+def read_squeue_json(lines: Iterable[bytes | str]) -> Iterator[Parsed]:
+    """The jobs of a `squeue --json` snapshot, one item each, in the file's order.
+
+    A file that is not JSON, or JSON without a `jobs` list, is one RejectedLine saying so;
+    an entry of `errors` (squeue's own failure) is one each; a job missing keys its state
+    needs is one RejectedLine naming them all.
+    """
+    document = json_text(lines, what="squeue --json")
+    if isinstance(document, RejectedLine):
+        yield document
+        return
+    top = document.value
+    jobs = top.get("jobs") if isinstance(top, dict) else None
+    if not isinstance(top, dict) or not isinstance(jobs, list):
+        yield _not_squeue(document, top)
+        return
+    text = document.text
+    top_at = _skip(text, 0)
+    if top.get("errors"):
+        yield from _errors(document, top, member_offsets(text, top_at))
+    version = _version(top)
+    sampled = _sampled(top)
+    jobs_at = member_offsets(text, top_at, until="jobs")["jobs"]
+    starts = element_offsets(text, value_offset(text, jobs_at))
+    for index, (job, start) in enumerate(zip(jobs, starts, strict=True)):
+        line = document.line_of(start)
+        try:
+            yield _job(line, index, job, version, sampled)
+        except _Unreadable as bad:
+            yield RejectedLine(line, bad.field, bad.reason, document.line_text(line))
+
+
+def _skip(text: str, index: int) -> int:
+    while index < len(text) and text[index] in " \t\n\r":
+        index += 1
+    return index
+
+
+def _not_squeue(document: JsonText, top: object) -> RejectedLine:
+    """Why a JSON document is not squeue --json."""
+    if not isinstance(top, dict):
+        reason = f"a JSON {type(top).__name__}, not squeue --json's object"
+    elif "jobs" in top:
+        reason = f"`jobs` is a {type(top['jobs']).__name__}, not squeue --json's list of jobs"
+    else:
+        keys = ", ".join(sorted(map(str, top))[:6]) or "none"
+        reason = f"not squeue --json: no `jobs` list (its keys: {keys})"
+    return document.rejected(0, "file", reason)
+
+
+def _errors(document: JsonText, top: dict[str, Any], offsets: dict[str, int]) -> Iterator[Parsed]:
+    """A RejectedLine for each error squeue itself reported."""
+    errors = top.get("errors")
+    if not isinstance(errors, list):
+        return
+    at = offsets.get("errors", 0)
+    for index, error in enumerate(errors):
+        if isinstance(error, dict):
+            words = [str(error.get(key) or "") for key in ("error", "description", "source")]
+            said = ": ".join(word for word in words if word) or _shown(error)
+        else:
+            said = _shown(error)
+        yield document.rejected(at, f"errors[{index}]", f"squeue reported an error: {said}")
+
+
+def _version(top: dict[str, Any]) -> str:
+    """`Slurm 23.02.6 (data_parser/v0.0.39)`, or what of it meta says; "" without meta."""
+    meta = top.get("meta")
+    if not isinstance(meta, dict):
+        return ""
+    slurm = meta.get("Slurm") or meta.get("slurm")
+    release = slurm.get("release") if isinstance(slurm, dict) else None
+    plugin = meta.get("plugin") or meta.get("plugins")
+    parser = None
+    if isinstance(plugin, dict):
+        parser = plugin.get("data_parser") or plugin.get("type")
+    words = [f"Slurm {release}" if release else "", f"({parser})" if parser else ""]
+    return " ".join(word for word in words if word)
+
+
+def _sampled(top: dict[str, Any]) -> int | None:
+    """slurmctld's `last_update` (v0.0.40 and later): when the job list was current."""
+    try:
+        return _epoch("", top, "last_update")
+    except _Unreadable:
+        return None
+
+
+def _job(line: int, index: int, job: object, version: str, sampled: int | None) -> Parsed:
+    """The item of one element of `jobs`; raises _Unreadable."""
+    where = f"jobs[{index}]"
+    if not isinstance(job, dict):
+        raise _Unreadable(where, f"not a job object: {_shown(job)}")
+    missing = [key for key in _EVERY_JOB if key not in job]
+    if missing:
+        raise _Unreadable(where, _missing(missing, version))
+    states = _states(where, job["job_state"])
+    pending = _PENDING in states or bool(states & HELD_STATE_FLAGS)
+    running = not pending and bool(states & _RUNNING)
+    kind = ",".join(sorted(states))
+    if not pending and not running:
+        return Recognised(line, kind)
+    needs = _PENDING_NEEDS if pending else _RUNNING_NEEDS
+    missing = [key for key in needs if key not in job]
+    if missing:
+        raise _Unreadable(where, _missing(missing, version))
+    tres = _tres(f"{where}.tres_req_str", job.get("tres_req_str"))
+    partition = _string(where, job, "partition")
+    limit = _number(where, job, "time_limit")
+    record = JobRecord(
+        line=line,
+        job_id=_job_id(where, job),
+        run=0 if pending else 1 + (_count(where, job, "restart_cnt") or 0),
+        state=JobState.QUEUED if pending else JobState.RUNNING,
+        server=_string(where, job, "cluster"),
+        user=_string(where, job, "user_name"),
+        group=_string(where, job, "group_name"),
+        account=_string(where, job, "account"),
+        queue=partition,
+        jobname=_string(where, job, "name"),
+        ncpus=_count(where, job, "cpus") or int(tres.get("cpu", 0)),
+        ngpus=_gpus(tres),
+        nodes=_count(where, job, "node_count") or int(tres.get("node", 0)),
+        requested_walltime=None if limit is None else int(limit) * 60,
+        ctime=_epoch(where, job, "submit_time"),
+        etime=_epoch(where, job, "eligible_time"),
+        kind=kind,
+    )
+    if running:
+        record.start = _epoch(where, job, "start_time")
+        if record.start is None:
+            raise _Unreadable(f"{where}.start_time", "a running job without a start time")
+        allocated = _tres(f"{where}.tres_alloc_str", job.get("tres_alloc_str"))
+        if "mem" in allocated:
+            record.memory = round(allocated["mem"] * _MEGABYTE)
+        return record
+    priority = _number(where, job, "priority")
+    reason = _string(where, job, "state_reason")
+    record.request = JobRequest(
+        resources=tres,
+        held=priority == 0
+        or job.get("hold") is True
+        or bool(states & HELD_STATE_FLAGS)
+        or reason.startswith(HELD_REASONS),
+        reported_priority=None if priority is None else int(priority),
+        qos=_string(where, job, "qos"),
+        partitions=[name for name in partition.split(",") if name],
+        nice=int(_signed(where, job, "nice") or 0),
+        min_nodes=record.nodes,
+        time_limit=None if limit is None else int(limit),
+        accrue_time=_epoch(where, job, "accrue_time", zero=True),
+        sampled=sampled,
+        reason=reason,
+    )
+    return record
+
+
+def _missing(keys: list[str], version: str) -> str:
+    said = f"the file says {version}" if version else "it names no Slurm version"
+    return (
+        f"no {', '.join(keys)}: is this squeue --json of Slurm 21.08 or later? ({said};"
+        " squeue has --json since 21.08, accrue_time and tres_req_str since then)"
+    )
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "…"
+
+
+def _states(where: str, value: object) -> frozenset[str]:
+    """The state words: `"PENDING"` before 23.11, `["PENDING", "REQUEUE_HOLD"]` since."""
+    if isinstance(value, str) and value:
+        return frozenset({value})
+    if isinstance(value, list) and value and all(isinstance(word, str) for word in value):
+        return frozenset(value)
+    raise _Unreadable(f"{where}.job_state", f"not a job state: {_shown(value)}")
+
+
+def _number(where: str, job: Mapping[str, Any], key: str) -> float | None:
+    """A number as any shape writes it: plain, `null` (v0.0.38's unset) or
+    `{"set", "infinite", "number"}` (unset or infinite: None)."""
+    value = job.get(key)
+    if isinstance(value, dict) and "number" in value:
+        if value.get("set") is False or value.get("infinite") is True:
+            return None
+        value = value["number"]
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return value
+    raise _Unreadable(f"{where}.{key}", f"not a number: {_shown(job.get(key))}")
+
+
+def _count(where: str, job: Mapping[str, Any], key: str) -> int | None:
+    """A non-negative whole count, at most MAX_COUNT; None when unset."""
+    value = _number(where, job, key)
+    if value is None:
+        return None
+    if value != int(value) or not 0 <= value <= MAX_COUNT:
+        raise _Unreadable(f"{where}.{key}", f"not a count up to {MAX_COUNT:,}: {_shown(value)}")
+    return int(value)
+
+
+def _signed(where: str, job: Mapping[str, Any], key: str) -> int | None:
+    """A whole number that may be negative (nice)."""
+    value = _number(where, job, key)
+    if value is None:
+        return None
+    if value != int(value) or abs(value) > 2**31:
+        raise _Unreadable(f"{where}.{key}", f"not a whole number: {_shown(value)}")
+    return int(value)
+
+
+def _epoch(where: str, job: Mapping[str, Any], key: str, *, zero: bool = False) -> int | None:
+    """Epoch seconds; None when unset, and for 0 (Slurm's "not yet") unless `zero`."""
+    value = _number(where, job, key)
+    if value is None or (value == 0 and not zero):
+        return None
+    if value != int(value) or not 0 <= value < 2**53:
+        raise _Unreadable(f"{where}.{key}", f"not an epoch time: {_shown(value)}")
+    return int(value)
+
+
+def _string(where: str, job: Mapping[str, Any], key: str) -> str:
+    value = job.get(key)
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return storable(value)
+    raise _Unreadable(f"{where}.{key}", f"not a string: {_shown(value)}")
+
+
+def _job_id(where: str, job: Mapping[str, Any]) -> str:
+    """The id as squeue prints it: `17`, an array task `4103947_100`, the pending rest of an
+    array `4103947_[3-6%2]`, a heterogeneous component `900+1`."""
+    job_id = _count(where, job, "job_id")
+    if job_id is None:
+        raise _Unreadable(f"{where}.job_id", "no job id")
+    array = _count(where, job, "array_job_id")
+    if array:
+        task = _count(where, job, "array_task_id")
+        if task is not None:
+            return f"{array}_{task}"
+        tasks = _string(where, job, "array_task_string")
+        if tasks:
+            return f"{array}_[{tasks}]"
+    het = _count(where, job, "het_job_id")
+    if het:
+        return f"{het}+{_count(where, job, 'het_job_offset') or 0}"
+    return str(job_id)
+
+
+def _tres(field: str, value: object) -> dict[str, float]:
+    """A TRES list, `cpu=8,mem=120000M,node=1,billing=80,gres/gpu=8`, by name; sizes (mem,
+    and any count written with a unit) in MB, as Slurm keeps them."""
+    if value is None or value == "":
+        return {}
+    if not isinstance(value, str):
+        raise _Unreadable(field, f"not a TRES list: {_shown(value)}")
+    tres: dict[str, float] = {}
+    for item in value.split(","):
+        name, equals, amount = item.partition("=")
+        if not name or not equals:
+            raise _Unreadable(field, f"not a TRES list: {_shown(value)}")
+        tres[name] = _tres_amount(field, name, amount)
+    return tres
+
+
+def _tres_amount(field: str, name: str, amount: str) -> float:
+    try:
+        plain = amount.replace(".", "", 1)
+        if name == "mem" or not (plain.isdigit() and plain.isascii()):
+            return parse_size(amount, default_unit="M") / _MEGABYTE
+        number = float(amount)
+    except (ValueError, OverflowError):
+        raise _Unreadable(field, f"{name} is not an amount: {_shown(amount)}") from None
+    if not math.isfinite(number):
+        raise _Unreadable(field, f"{name} is not an amount: {_shown(amount)}")
+    return number
+
+
+def _gpus(tres: Mapping[str, float]) -> int:
+    """`gres/gpu`, else the sum of `gres/gpu:<type>` (a typed request lists both)."""
+    if "gres/gpu" in tres:
+        return int(tres["gres/gpu"])
+    return int(sum(count for name, count in tres.items() if name.startswith("gres/gpu:")))
