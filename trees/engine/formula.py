@@ -4,6 +4,16 @@ PBS evaluates both as Python expressions over job resources with the math module
 (seed 000, seed 001, seed 003, DESIGN.md §5). Here the text goes through `ast.parse` only, every
 node is checked against a whitelist, and the formula is compiled once into a tree of small
 closures: evaluating it walks no AST and never reaches eval, exec or compile.
+
+Two dialects. The strict one (the default, used for `fairshare_usage_res`) knows arithmetic,
+`**` and a handful of functions, all in floats. The Python one (`python=True`, for
+`job_sort_formula`) follows what OpenPBS really runs: `eval` of the text after
+`from math import *` (job_info.cpp:4051-4061, fifo.cpp:210-229; reference A.3). It adds
+comparisons, `a if c else b`, `and`/`or`/`not`, `%`, `//`, every number-to-number function of
+math plus the builtins abs/min/max/round/int/float, and the constants e, pi, tau, inf and nan;
+a math name hides a resource of the same name, as in PBS's name lookup. It keeps Python's ints:
+PBS's `globals_dict` holds ints for the keywords and for whole amounts, and `1/job_priority`
+with priority 0 fails with Python's own "division by zero" (not "float division by zero").
 """
 
 from __future__ import annotations
@@ -11,6 +21,7 @@ from __future__ import annotations
 import ast
 import difflib
 import math
+import numbers
 import operator
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -32,15 +43,56 @@ USAGE_RESOURCES = (
     "vmem",
     "billing",
 )
-# What a `job_sort_formula` may use besides them (seed 003, DESIGN.md §5): eligible_time in
-# seconds, the queue's priority and the fairshare numbers of the job's entity.
-JOB_SORT_NAMES = (
-    *USAGE_RESOURCES,
+# OpenPBS's built-in numeric resources: the consumable types (size, long, float) of
+# src/lib/Libattr/master_resc_def_all.xml, which the scheduler puts in every job_sort_formula
+# (resource.cpp:156-188, :380-384), plus ngpus, which most GPU sites define themselves.
+# In a job_sort_formula sizes are kilobytes and times seconds (misc.cpp:176-262).
+PBS_NUMERIC_RESOURCES = (
+    "cput",
+    "mem",
+    "walltime",
+    "soft_walltime",
+    "min_walltime",
+    "max_walltime",
+    "ncpus",
+    "naccelerators",
+    "nodect",
+    "nchunk",
+    "mpiprocs",
+    "ompthreads",
+    "cpupercent",
+    "energy",
+    "file",
+    "pmem",
+    "vmem",
+    "pvmem",
+    "nice",
+    "pcput",
+    "hpm",
+    "ssinodes",
+    "start_time",
+    "accelerator_memory",
+    "hbmem",
+    "pcap_node",
+    "pcap_accelerator",
+    "ngpus",
+)
+# The job's own numbers a job_sort_formula may use (pbs_share.h:57-64, job_info.cpp:4033-4041):
+# eligible_time in seconds, the queue's and the job's Priority, the fairshare numbers of the
+# job's entity (fairshare_perc and fair_share_perc are the same) and accrue_type (0 to 4).
+JOB_SORT_KEYWORDS = (
     "eligible_time",
     "queue_priority",
+    "job_priority",
     "fairshare_perc",
+    "fair_share_perc",
     "fairshare_tree_usage",
     "fairshare_factor",
+    "accrue_type",
+)
+# Every name a `job_sort_formula` may use (seed 003, DESIGN.md §5), each once, in this order.
+JOB_SORT_NAMES = tuple(
+    dict.fromkeys((*USAGE_RESOURCES, *PBS_NUMERIC_RESOURCES, *JOB_SORT_KEYWORDS))
 )
 
 MAX_FORMULA_LENGTH = 1000
@@ -48,6 +100,9 @@ MAX_FORMULA_LENGTH = 1000
 # recursive) far from Python's recursion limit whatever the caller's stack depth.
 MAX_NESTING = 100
 KNOWN_NAMES_SHOWN = 12
+# The Python dialect keeps ints, as PBS's eval does; `int ** int` could grow without bound, so a
+# power whose result would pass this many bits is an overflow (a float ends at 1024 bits).
+MAX_POWER_BITS = 4096
 
 Values = Mapping[str, float]
 Evaluator = Callable[[Values], float]
@@ -80,6 +135,24 @@ class FormulaError(ValueError):
 
 class FormulaValueError(ArithmeticError):
     """Evaluating a PBS formula failed for these values (division by zero, domain, overflow)."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        # Both in args, so that the error pickles (Celery) and compares by value.
+        super().__init__(message, message if reason is None else reason)
+
+    @property
+    def message(self) -> str:
+        """What failed and where: `division by zero in '1/job_priority'`."""
+        return str(self.args[0])
+
+    @property
+    def reason(self) -> str:
+        """What failed, alone. In the Python dialect it is Python's own str() of the error,
+        the text PBS logs after "Zero value will be used: " (job_info.cpp:4073-4083)."""
+        return str(self.args[1])
+
+    def __str__(self) -> str:
+        return self.message
 
 
 @dataclass(frozen=True)
@@ -142,6 +215,74 @@ FUNCTIONS: Mapping[str, MathFunction] = MappingProxyType(
     }
 )
 
+# The Python dialect's functions, by the name PBS's eval finds them under: math's (which
+# `from math import *` puts in the namespace eval searches first), then the builtins. Left out:
+# math's functions of iterables or giving tuples (fsum, prod, dist, frexp, modf) and the ones
+# whose ints grow without bound or take unbounded time (factorial, comb, perm).
+_MATH_UNARY = (
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "cbrt",
+    "ceil",
+    "cos",
+    "cosh",
+    "degrees",
+    "erf",
+    "erfc",
+    "exp",
+    "exp2",
+    "expm1",
+    "fabs",
+    "floor",
+    "gamma",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "isqrt",
+    "lgamma",
+    "log10",
+    "log1p",
+    "log2",
+    "radians",
+    "sin",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+    "trunc",
+    "ulp",
+)
+_MATH_BINARY = ("atan2", "copysign", "fmod", "isclose", "ldexp", "nextafter", "pow", "remainder")
+_MATH_VARIADIC = ("gcd", "hypot", "lcm")
+
+MATH_FUNCTIONS: Mapping[str, MathFunction] = MappingProxyType(
+    {
+        **{name: MathFunction(getattr(math, name), 1, 1) for name in _MATH_UNARY},
+        **{name: MathFunction(getattr(math, name), 2, 2) for name in _MATH_BINARY},
+        **{name: MathFunction(getattr(math, name), 0, None) for name in _MATH_VARIADIC},
+        "log": MathFunction(math.log, 1, 2),
+    }
+)
+# Builtins a formula can reach when neither math nor a resource has the name. min and max need
+# two arguments: with one, Python iterates over it, and a number is no iterable.
+BUILTIN_FUNCTIONS: Mapping[str, MathFunction] = MappingProxyType(
+    {
+        "abs": MathFunction(abs, 1, 1),
+        "min": MathFunction(min, 2, None),
+        "max": MathFunction(max, 2, None),
+        "round": MathFunction(round, 1, 2),
+        "int": MathFunction(int, 1, 1),
+        "float": MathFunction(float, 1, 1),
+    }
+)
+MATH_CONSTANTS: Mapping[str, float] = MappingProxyType(
+    {"e": math.e, "pi": math.pi, "tau": math.tau, "inf": math.inf, "nan": math.nan}
+)
+
 _REJECTED_OPERATORS: Mapping[type[ast.operator], str] = {
     ast.Mod: "'%' is not allowed",
     ast.FloorDiv: "'//' is not allowed",
@@ -185,11 +326,13 @@ _REJECTED_UNARY: Mapping[type[ast.unaryop], str] = {
 
 
 class _Term(NamedTuple):
-    """One term of a top-level sum: its source text, its sign and its compiled closure."""
+    """One term of a top-level sum: its source text, its sign, its compiled closure, and the
+    text of the partial sum that adds it ("" for the first term)."""
 
     text: str
     negative: bool
     evaluator: Evaluator
+    step: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,16 +341,24 @@ class Formula:
 
     text: str
     names: tuple[str, ...]
+    python: bool  # the job_sort_formula dialect: Python's semantics, ints kept
     _evaluator: Evaluator = field(repr=False, compare=False)
     _terms: tuple[_Term, ...] = field(repr=False, compare=False)
+    # Each term's closure giving its signed value (a - b adds -b: the same number, exactly).
+    _signed: tuple[Evaluator, ...] = field(repr=False, compare=False)
 
     def evaluate(self, values: Mapping[str, float]) -> float:
         """The formula's value; a resource missing from `values` is 0, as PBS counts it unset."""
         return self._evaluator(values)
 
 
-def parse_formula(text: str, names: Collection[str]) -> Formula:
-    """Check and compile a PBS formula over the resources `names` (PBS formula semantics)."""
+def parse_formula(text: str, names: Collection[str], *, python: bool = False) -> Formula:
+    """Check and compile a PBS formula over the resources `names` (PBS formula semantics).
+
+    `python=True` accepts the job_sort_formula dialect: any Python expression over numbers that
+    PBS's eval would take (see the module docstring); resource values are then used as given,
+    ints as ints.
+    """
     if len(text) > MAX_FORMULA_LENGTH:
         raise FormulaError(
             f"formula too long ({len(text)} characters, at most {MAX_FORMULA_LENGTH})",
@@ -222,19 +373,47 @@ def parse_formula(text: str, names: Collection[str]) -> Formula:
     source = _Source(text)
     root = _parse(source)
     _check_nesting(source, root)
-    compiler = _Compiler(source, names)
+    compiler = _PythonCompiler(source, names) if python else _Compiler(source, names)
     evaluator, terms = compiler.compile_root(root)
-    return Formula(text, tuple(compiler.used), evaluator, tuple(terms))
+    signed = tuple(_negation(t.evaluator) if t.negative else t.evaluator for t in terms)
+    return Formula(text, tuple(compiler.used), python, evaluator, tuple(terms), signed)
+
+
+def evaluate_terms(formula: Formula, values: Mapping[str, float]) -> tuple[float, list[float]]:
+    """The formula's value and the signed value of each of its top-level terms (`term_texts`),
+    every term evaluated once. The terms are added up in the formula's own order and with its
+    own checks, so the value is exactly evaluate()'s and so is the first FormulaValueError."""
+    terms = formula._terms
+    if formula.python:
+        # No check between the additions: every error comes from a term, in the same order.
+        signed = [evaluate(values) for evaluate in formula._signed]
+        total = signed[0]
+        for index in range(1, len(signed)):
+            total = total + signed[index]
+        return _as_float(total, formula.text), [
+            value if type(value) is float else _shown(value) for value in signed
+        ]
+    total = terms[0].evaluator(values)
+    signed = [total]
+    for term in terms[1:]:
+        value = term.evaluator(values)
+        if term.negative:
+            total = _checked(total - value, term.step)
+            signed.append(-value)
+        else:
+            total = _checked(total + value, term.step)
+            signed.append(value)
+    return total, signed
+
+
+def term_texts(formula: Formula) -> tuple[str, ...]:
+    """The source text of each top-level term, in the order evaluate_terms() gives values."""
+    return tuple(term.text for term in formula._terms)
 
 
 def describe_terms(formula: Formula, values: Mapping[str, float]) -> list[tuple[str, float]]:
     """Each top-level term of the formula with its signed value: job_sort_formula's parts."""
-    formula.evaluate(values)  # the same FormulaValueError as evaluate(), whatever the terms say
-    described = []
-    for term in formula._terms:
-        value = term.evaluator(values)
-        described.append((term.text, -value if term.negative else value))
-    return described
+    return list(zip(term_texts(formula), evaluate_terms(formula, values)[1], strict=True))
 
 
 def _line_and_column(text: str, position: int) -> tuple[int, int]:
@@ -371,7 +550,7 @@ class _Compiler:
         evaluator = self.compile(root)
         if _may_be_unchecked(root):
             evaluator = _finite(evaluator, self.source.segment(root))
-        return evaluator, [_Term(self.source.segment(root), False, evaluator)]
+        return evaluator, [_Term(self.source.segment(root), False, evaluator, "")]
 
     def compile(self, node: ast.expr) -> Evaluator:
         """The closure computing `node`, or a FormulaError at the first node not allowed."""
@@ -419,14 +598,25 @@ class _Compiler:
             steps.append(first)
             first = first.left
         total = self.compile(first)
-        terms = [_Term(self.source.segment(first), False, total)]
+        terms = [_Term(self.source.segment(first), False, total, "")]
         for step in reversed(steps):
             term = self.compile(step.right)
             negative = isinstance(step.op, ast.Sub)
-            terms.append(_Term(self.source.segment(step.right), negative, term))
+            text = self.source.segment(step)
+            terms.append(_Term(self.source.segment(step.right), negative, term, text))
             combine = operator.sub if negative else operator.add
-            total = _arithmetic(combine, total, term, self.source.segment(step))
+            total = self._combine(combine, total, term, text)
         return total, terms
+
+    def _combine(
+        self,
+        operation: Callable[[float, float], float],
+        left: Evaluator,
+        right: Evaluator,
+        text: str,
+    ) -> Evaluator:
+        """One `+` or `-` of a sum."""
+        return _arithmetic(operation, left, right, text)
 
     def _binary(self, node: ast.BinOp) -> Evaluator:
         """`*`, `/` and `**`; other operators are rejected at the operator itself."""
@@ -453,7 +643,7 @@ class _Compiler:
         return _negation(operand) if isinstance(node.op, ast.USub) else operand
 
     def _call(self, node: ast.Call) -> Evaluator:
-        """A call of one of FUNCTIONS by plain name, with positional arguments, right arity."""
+        """A call of a known function by plain name, with positional arguments, right arity."""
         function = self._function(node.func)
         for argument in node.args:
             if isinstance(argument, ast.Starred):
@@ -470,7 +660,11 @@ class _Compiler:
             message = f"{node.func.id}() takes {function.arity()} ({len(node.args)} given)"
             raise self.source.error(message, node)
         arguments = [self.compile(argument) for argument in node.args]
-        return _application(function, arguments, self.source.segment(node))
+        return self._apply(function, arguments, self.source.segment(node))
+
+    def _apply(self, function: MathFunction, arguments: list[Evaluator], text: str) -> Evaluator:
+        """A call of a checked function with compiled arguments."""
+        return _application(function, arguments, text)
 
     def _function(self, func: ast.expr) -> MathFunction:
         """The function a call names; anything but a known function's plain name is rejected."""
@@ -484,6 +678,180 @@ class _Compiler:
         if func.id in self.known:
             raise self.source.error(f"resource '{func.id}' is not a function", func)
         raise self.source.error(f"unknown function '{func.id}' (known: {known})", func)
+
+
+_COMPARISONS: Mapping[type[ast.cmpop], Callable[[float, float], bool]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
+
+_PYTHON_OPERATORS: Mapping[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+
+
+class _PythonCompiler(_Compiler):
+    """The job_sort_formula dialect: what PBS's `eval(formula, globals_dict, locals())` accepts
+    over numbers, with Python's own results, ints included, and Python's own error texts."""
+
+    def __init__(self, source: _Source, names: Collection[str]) -> None:
+        super().__init__(source, names)
+        # The closures of literals and math constants, with their values: an operator with a
+        # constant operand reads it directly, one call fewer (job_sort_formula runs per job).
+        self.constants: dict[Evaluator, float] = {}
+
+    def _operation(
+        self,
+        operation: Callable[[float, float], float],
+        left: Evaluator,
+        right: Evaluator,
+        text: str,
+    ) -> Evaluator:
+        """A binary operator as Python applies it, a constant operand folded into the closure."""
+        if right in self.constants:
+            return _python_operation_by(operation, left, self.constants[right], text)
+        if left in self.constants:
+            return _python_operation_on(operation, self.constants[left], right, text)
+        return _python_operation(operation, left, right, text)
+
+    def _number(self, value: float) -> Evaluator:
+        """The closure of a constant, remembered as one."""
+        evaluator = _constant(value)
+        self.constants[evaluator] = value
+        return evaluator
+
+    def compile_root(self, root: ast.expr) -> tuple[Evaluator, list[_Term]]:
+        """The whole formula's closure, giving a float as PyFloat_AsDouble does, and its terms."""
+        if _is_sum(root):
+            assert isinstance(root, ast.BinOp)
+            total, terms = self._sum(root)
+        else:
+            total = self.compile(root)
+            terms = [_Term(self.source.segment(root), False, total, "")]
+        return _float_result(total, self.source.text), terms
+
+    def compile(self, node: ast.expr) -> Evaluator:
+        """The closure computing `node`; comparisons, conditionals and `and`/`or` are allowed."""
+        if isinstance(node, ast.Compare):
+            return self._comparison(node)
+        if isinstance(node, ast.BoolOp):
+            return self._boolean(node)
+        if isinstance(node, ast.IfExp):
+            test = self.compile(node.test)
+            return _conditional(test, self.compile(node.body), self.compile(node.orelse))
+        return super().compile(node)
+
+    def _combine(
+        self,
+        operation: Callable[[float, float], float],
+        left: Evaluator,
+        right: Evaluator,
+        text: str,
+    ) -> Evaluator:
+        """`+` and `-` as Python does them: an int stays an int, an overflow is inf."""
+        return self._operation(operation, left, right, text)
+
+    def _constant(self, node: ast.Constant) -> Evaluator:
+        """A number literal as Python reads it (an int stays an int); True and False are 1, 0."""
+        value = node.value
+        if isinstance(value, bool):
+            return self._number(int(value))
+        if not isinstance(value, int | float):
+            raise self.source.error(_literal_message(value), node)
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if not _isfinite(number):
+            raise self.source.error("number too large", node)
+        return self._number(value)
+
+    def _name(self, node: ast.Name) -> Evaluator:
+        """math's constants first, then the resources, as PBS's eval looks names up."""
+        name = node.id
+        constant = MATH_CONSTANTS.get(name)
+        if constant is not None:
+            return self._number(constant)
+        if name in MATH_FUNCTIONS or (name in BUILTIN_FUNCTIONS and name not in self.known):
+            message = f"function '{name}' used as a value (call it: {name}(...))"
+            if name in self.known:
+                message += f"; math's {name} hides the resource '{name}'"
+            raise self.source.error(message, node)
+        if name in self.known:
+            self.used.setdefault(name)
+            return _python_resource(name)
+        raise self.source.error(_unknown_resource(name, self.known), node)
+
+    def _binary(self, node: ast.BinOp) -> Evaluator:
+        """`*`, `/`, `//`, `%` and `**` as Python does them; bitwise operators are rejected."""
+        operation = _PYTHON_OPERATORS.get(type(node.op))
+        if operation is None and not isinstance(node.op, ast.Pow):
+            gap_start = self.source.end(node.left)
+            gap = self.source.text[gap_start : self.source.start(node.right)]
+            rejected = _REJECTED_OPERATORS.get(type(node.op), "operator not allowed")
+            raise FormulaError(rejected, gap_start + _operator_offset(gap), self.source.text)
+        left = self.compile(node.left)
+        right = self.compile(node.right)
+        text = self.source.segment(node)
+        return self._operation(operation or _power, left, right, text)
+
+    def _unary(self, node: ast.UnaryOp) -> Evaluator:
+        """Unary minus, plus and `not`; `~` is rejected."""
+        if isinstance(node.op, ast.Invert):
+            raise self.source.error(_REJECTED_UNARY[ast.Invert], node)
+        operand = self.compile(node.operand)
+        if isinstance(node.op, ast.Not):
+            return _negated_truth(operand)
+        return _negation(operand) if isinstance(node.op, ast.USub) else operand
+
+    def _comparison(self, node: ast.Compare) -> Evaluator:
+        """`a < b`, chained like `a < b <= c` (each operand evaluated once, stopping early)."""
+        operands = [node.left, *node.comparators]
+        tests = []
+        for index, op in enumerate(node.ops):
+            test = _COMPARISONS.get(type(op))
+            if test is None:
+                gap_start = self.source.end(operands[index])
+                gap = self.source.text[gap_start : self.source.start(operands[index + 1])]
+                message = "only the comparisons == != < <= > >= are allowed"
+                raise FormulaError(message, gap_start + _operator_offset(gap), self.source.text)
+            tests.append(test)
+        compiled = [self.compile(operand) for operand in operands]
+        return _chain(compiled[0], list(zip(tests, compiled[1:], strict=True)))
+
+    def _boolean(self, node: ast.BoolOp) -> Evaluator:
+        """`and` / `or`, short-circuit, giving the operand that decided as Python does."""
+        operands = [self.compile(value) for value in node.values]
+        return _conjunction(operands) if isinstance(node.op, ast.And) else _disjunction(operands)
+
+    def _apply(self, function: MathFunction, arguments: list[Evaluator], text: str) -> Evaluator:
+        """A call with Python's own results and error texts (a TypeError included)."""
+        return _python_call(function.apply, arguments, text)
+
+    def _function(self, func: ast.expr) -> MathFunction:
+        """The function a call names, found as PBS's eval finds it: math, resources, builtins."""
+        if not isinstance(func, ast.Name):
+            raise self.source.error("only functions can be called, by plain name", func)
+        name = func.id
+        function = MATH_FUNCTIONS.get(name)
+        if function is not None:
+            return function
+        if name in MATH_CONSTANTS:
+            raise self.source.error(f"'{name}' is a number, not a function", func)
+        if name in self.known:
+            hidden = f" (it hides the builtin {name}())" if name in BUILTIN_FUNCTIONS else ""
+            raise self.source.error(f"resource '{name}' is not a function{hidden}", func)
+        function = BUILTIN_FUNCTIONS.get(name)
+        if function is not None:
+            return function
+        raise self.source.error(_unknown_function(name), func)
 
 
 def _is_sum(node: ast.expr) -> bool:
@@ -511,20 +879,34 @@ def _literal_message(value: object) -> str:
     return f"{value!r} is not allowed"
 
 
+def _located(reason: str, text: str) -> FormulaValueError:
+    """A FormulaValueError for `reason`, naming the part of the formula that failed."""
+    return FormulaValueError(f"{reason} in {text!r}", reason)
+
+
 def _not_finite(result: float, text: str) -> FormulaValueError:
     """The error for an inf or nan result, which PBS could not sort or accrue."""
     if math.isnan(result):
-        return FormulaValueError(f"result is not a number (nan) in {text!r}")
-    return FormulaValueError(f"overflow (result is {result}) in {text!r}")
+        return _located("result is not a number (nan)", text)
+    return _located(f"overflow (result is {result})", text)
 
 
 def _failure(error: ArithmeticError | ValueError, function: MathFunction, text: str) -> str:
-    """What a math function's exception means, for a FormulaValueError message."""
+    """What a math function's exception means, for a FormulaValueError's reason."""
     if isinstance(error, ZeroDivisionError):
-        return f"division by zero in {text!r}"
+        return "division by zero"
     if isinstance(error, OverflowError):
-        return f"overflow in {text!r}"
-    return f"{function.domain} in {text!r}"
+        return "overflow"
+    return function.domain
+
+
+def _unknown_function(name: str) -> str:
+    """The message for a call of a name the Python dialect does not know, with a likely fix."""
+    known = sorted({*MATH_FUNCTIONS, *BUILTIN_FUNCTIONS})
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f", did you mean '{close[0]}'?" if close else ""
+    shown = ", ".join(known[:KNOWN_NAMES_SHOWN])
+    return f"unknown function '{name}'{hint} (known: {shown}, ...)"
 
 
 def _constant(number: float) -> Evaluator:
@@ -595,7 +977,7 @@ def _quotient(left: Evaluator, right: Evaluator, text: str) -> Evaluator:
         try:
             result = dividend / divisor
         except ZeroDivisionError:
-            raise FormulaValueError(f"division by zero in {text!r}") from None
+            raise _located("division by zero", text) from None
         return _checked(result, text)
 
     return quotient
@@ -612,7 +994,7 @@ def _application(function: MathFunction, arguments: Sequence[Evaluator], text: s
             try:
                 result = apply(argument)
             except (ArithmeticError, ValueError) as error:
-                raise FormulaValueError(_failure(error, function, text)) from None
+                raise _located(_failure(error, function, text), text) from None
             return _checked(result, text)
 
         return unary
@@ -625,7 +1007,7 @@ def _application(function: MathFunction, arguments: Sequence[Evaluator], text: s
             try:
                 result = apply(x, y)
             except (ArithmeticError, ValueError) as error:
-                raise FormulaValueError(_failure(error, function, text)) from None
+                raise _located(_failure(error, function, text), text) from None
             return _checked(result, text)
 
         return binary
@@ -635,7 +1017,216 @@ def _application(function: MathFunction, arguments: Sequence[Evaluator], text: s
         try:
             result = apply(*evaluated)
         except (ArithmeticError, ValueError) as error:
-            raise FormulaValueError(_failure(error, function, text)) from None
+            raise _located(_failure(error, function, text), text) from None
         return _checked(result, text)
 
     return variadic
+
+
+# The Python dialect's closures. They apply Python's own operators to the values as they are, so
+# results, ints and error texts are Python's; only `**` is guarded against runaway ints.
+
+
+def _python_error(error: Exception, text: str) -> FormulaValueError:
+    """A FormulaValueError whose reason is Python's str() of the error, as PBS logs it."""
+    return _located(str(error), text)
+
+
+def _python_resource(name: str) -> Evaluator:
+    """A closure reading one resource as it is (an int stays an int); unset is the int 0."""
+
+    def resource(values: Values) -> float:
+        raw = values.get(name, 0)
+        if type(raw) is int or type(raw) is float:  # the common case, checked cheaply
+            return raw
+        if isinstance(raw, numbers.Integral):
+            return int(raw)
+        if isinstance(raw, numbers.Real):
+            return float(raw)
+        raise FormulaValueError(f"resource {name!r} is not a number: {raw!r}")
+
+    return resource
+
+
+def _power(base: float, exponent: float) -> float:
+    """Python's `**`, except that an int power past MAX_POWER_BITS or a complex result fails."""
+    if (
+        isinstance(base, int)
+        and isinstance(exponent, int)
+        and exponent > 0
+        and abs(base) > 1
+        and exponent * (abs(base).bit_length() - 1) > MAX_POWER_BITS
+    ):
+        raise OverflowError("integer power too large")
+    result: float | complex = base**exponent
+    if isinstance(result, complex):  # (-8)**(1/3); PBS would carry a complex number on
+        raise ValueError("a negative number to a fractional power gives a complex number")
+    return result
+
+
+def _python_operation(
+    operation: Callable[[float, float], float], left: Evaluator, right: Evaluator, text: str
+) -> Evaluator:
+    """A binary operator applied as Python applies it."""
+
+    def python_operation(values: Values) -> float:
+        a = left(values)
+        b = right(values)
+        try:
+            return operation(a, b)
+        except (ArithmeticError, ValueError) as error:
+            raise _python_error(error, text) from None
+
+    return python_operation
+
+
+def _python_operation_by(
+    operation: Callable[[float, float], float], left: Evaluator, right: float, text: str
+) -> Evaluator:
+    """A binary operator whose right operand is a constant."""
+
+    def python_operation_by(values: Values) -> float:
+        a = left(values)
+        try:
+            return operation(a, right)
+        except (ArithmeticError, ValueError) as error:
+            raise _python_error(error, text) from None
+
+    return python_operation_by
+
+
+def _python_operation_on(
+    operation: Callable[[float, float], float], left: float, right: Evaluator, text: str
+) -> Evaluator:
+    """A binary operator whose left operand is a constant."""
+
+    def python_operation_on(values: Values) -> float:
+        b = right(values)
+        try:
+            return operation(left, b)
+        except (ArithmeticError, ValueError) as error:
+            raise _python_error(error, text) from None
+
+    return python_operation_on
+
+
+def _python_call(
+    apply: Callable[..., float], arguments: Sequence[Evaluator], text: str
+) -> Evaluator:
+    """A call of a math function or builtin, specialised by arity so the common ones stay cheap;
+    its TypeError (isqrt of a float) is an evaluation error, as PBS logs it."""
+    if len(arguments) == 1:
+        (only,) = arguments
+
+        def unary(values: Values) -> float:
+            argument = only(values)
+            try:
+                return apply(argument)
+            except (ArithmeticError, ValueError, TypeError) as error:
+                raise _python_error(error, text) from None
+
+        return unary
+
+    def variadic(values: Values) -> float:
+        evaluated = [argument(values) for argument in arguments]
+        try:
+            return apply(*evaluated)
+        except (ArithmeticError, ValueError, TypeError) as error:
+            raise _python_error(error, text) from None
+
+    return variadic
+
+
+def _conditional(test: Evaluator, body: Evaluator, orelse: Evaluator) -> Evaluator:
+    """`body if test else orelse`, evaluating only the branch taken."""
+
+    def conditional(values: Values) -> float:
+        return body(values) if test(values) else orelse(values)
+
+    return conditional
+
+
+def _negated_truth(operand: Evaluator) -> Evaluator:
+    """`not x`: True (1) when x is 0."""
+
+    def negated_truth(values: Values) -> float:
+        return not operand(values)
+
+    return negated_truth
+
+
+def _chain(
+    first: Evaluator, links: Sequence[tuple[Callable[[float, float], bool], Evaluator]]
+) -> Evaluator:
+    """`a < b <= c`: each operand evaluated once, False at the first link that fails."""
+    if len(links) == 1:
+        ((test, second),) = links
+
+        def comparison(values: Values) -> float:
+            return test(first(values), second(values))
+
+        return comparison
+
+    def chain(values: Values) -> float:
+        left = first(values)
+        for link_test, operand in links:
+            right = operand(values)
+            if not link_test(left, right):
+                return False
+            left = right
+        return True
+
+    return chain
+
+
+def _conjunction(operands: Sequence[Evaluator]) -> Evaluator:
+    """`a and b and c`: the first false operand, else the last."""
+
+    def conjunction(values: Values) -> float:
+        result = 0.0
+        for operand in operands:
+            result = operand(values)
+            if not result:
+                return result
+        return result
+
+    return conjunction
+
+
+def _disjunction(operands: Sequence[Evaluator]) -> Evaluator:
+    """`a or b or c`: the first true operand, else the last."""
+
+    def disjunction(values: Values) -> float:
+        result = 0.0
+        for operand in operands:
+            result = operand(values)
+            if result:
+                return result
+        return result
+
+    return disjunction
+
+
+def _as_float(result: float, text: str) -> float:
+    """A result as PyFloat_AsDouble reads it (True is 1.0); an int past a double fails."""
+    try:
+        return float(result)
+    except OverflowError as error:
+        raise _python_error(error, text) from None
+
+
+def _float_result(operand: Evaluator, text: str) -> Evaluator:
+    """A closure giving the formula's result as a float."""
+
+    def float_result(values: Values) -> float:
+        return _as_float(operand(values), text)
+
+    return float_result
+
+
+def _shown(value: float) -> float:
+    """A term's value as a float, for showing: an int too large for a double is ±inf."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf

@@ -1,4 +1,5 @@
-"""trees.engine.formula: the safe evaluator of PBS formulas (seed 000, seed 003, DESIGN.md §5).
+"""trees.engine.formula: the safe evaluator of PBS formulas (seed 000, seed 003, DESIGN.md §5,
+and the job_sort_formula dialect of pbs-job-priority-and-polling.md A.3).
 
 Expected values are computed by hand or with math.*, never by handing the text to Python.
 """
@@ -14,13 +15,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trees.engine.formula import (
+    BUILTIN_FUNCTIONS,
     FUNCTIONS,
+    JOB_SORT_KEYWORDS,
+    JOB_SORT_NAMES,
+    MATH_CONSTANTS,
+    MATH_FUNCTIONS,
     MAX_FORMULA_LENGTH,
+    PBS_NUMERIC_RESOURCES,
+    USAGE_RESOURCES,
     Formula,
     FormulaError,
     FormulaValueError,
     describe_terms,
+    evaluate_terms,
     parse_formula,
+    term_texts,
 )
 
 RESOURCES = ("cput", "mem", "ncpus", "walltime", "ngpus", "fairshare_tree_usage", "eligible_time")
@@ -502,3 +512,382 @@ def test_random_trees_evaluate_as_the_reference(tree, values):
 def test_printed_trees_parse_with_any_spacing(tree, blank):
     text = show(tree).replace(" ", blank)
     assert parse_formula(text, TREE_NAMES).text == text
+
+
+# --- the job_sort_formula dialect (python=True) ---------------------------------------------
+# PBS runs `eval(formula, globals_dict, locals())` after `from math import *` (reference A.3):
+# comparisons, conditionals, `and`/`or`/`not`, `%` and `//` work, ints stay ints, and the error
+# texts are Python's own. Expected values are worked out by hand.
+
+PY_NAMES = ("ncpus", "walltime", "mem", "job_priority", "queue_priority", "fairshare_factor")
+
+
+def py_value(text, values, names=PY_NAMES):
+    return parse_formula(text, names, python=True).evaluate(values)
+
+
+def py_error(text, names=PY_NAMES):
+    with pytest.raises(FormulaError) as caught:
+        parse_formula(text, names, python=True)
+    return caught.value
+
+
+def py_failure(text, values, names=PY_NAMES):
+    with pytest.raises(FormulaValueError) as caught:
+        parse_formula(text, names, python=True).evaluate(values)
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("text", "values", "expected"),
+    [
+        ("ncpus > 4", {"ncpus": 8}, 1.0),
+        ("ncpus > 4", {"ncpus": 4}, 0.0),
+        ("ncpus == 4", {"ncpus": 4}, 1.0),
+        ("ncpus != 4", {"ncpus": 4}, 0.0),
+        ("1 <= ncpus < 8", {"ncpus": 4}, 1.0),
+        ("1 <= ncpus < 8", {"ncpus": 8}, 0.0),
+        ("0 < ncpus <= walltime < 10", {"ncpus": 1, "walltime": 9}, 1.0),
+        ("(ncpus > 4) * 100 + ncpus", {"ncpus": 8}, 108.0),
+        ("100 if queue_priority >= 100 else 1", {"queue_priority": 150}, 100.0),
+        ("100 if queue_priority >= 100 else 1", {"queue_priority": 99}, 1.0),
+        ("1/ncpus if ncpus else 0", {}, 0.0),  # the branch not taken is never evaluated
+        ("ncpus and walltime", {"ncpus": 2, "walltime": 3}, 3.0),
+        ("ncpus and walltime", {"walltime": 3}, 0.0),
+        ("ncpus or walltime", {"ncpus": 2, "walltime": 3}, 2.0),
+        ("ncpus or walltime or 7", {}, 7.0),
+        ("not ncpus", {}, 1.0),
+        ("not ncpus", {"ncpus": 3}, 0.0),
+        ("ncpus % 4", {"ncpus": 10}, 2.0),
+        ("-ncpus % 4", {"ncpus": 10}, 2.0),  # Python's modulo takes the divisor's sign
+        ("ncpus % -4", {"ncpus": 10}, -2.0),
+        ("walltime % 1", {"walltime": 2.5}, 0.5),
+        ("ncpus // 4", {"ncpus": 10}, 2.0),
+        ("-ncpus // 4", {"ncpus": 10}, -3.0),  # floor, not truncation
+        ("walltime // 0.5", {"walltime": 2.25}, 4.0),
+        ("7 / 2", {}, 3.5),  # true division, ints in
+        ("2**10", {}, 1024.0),
+        ("2**-1", {}, 0.5),
+        ("e", {}, math.e),
+        ("pi*2 - tau", {}, 0.0),
+        ("inf", {}, math.inf),
+        ("-inf", {}, -math.inf),
+        ("True + ncpus", {"ncpus": 1}, 2.0),
+        ("round(2.5) + round(3.5)", {}, 6.0),  # banker's rounding: 2 + 4
+        ("round(walltime, 1)", {"walltime": 1.25}, 1.2),  # 1.25 is just below in binary
+        ("int(walltime/3600)", {"walltime": 5399}, 1.0),
+        ("float(ncpus)", {"ncpus": 3}, 3.0),
+        ("abs(-ncpus)", {"ncpus": 3}, 3.0),
+        ("min(ncpus, 5) + max(ncpus, 5)", {"ncpus": 3}, 8.0),
+        ("fabs(-2) + trunc(-2.5) + floor(2.5) + ceil(2.5)", {}, 5.0),  # 2 - 2 + 2 + 3
+        ("log10(1000) + log2(8) + log(e) + log(8, 2)", {}, 10.0),
+        ("log1p(0) + expm1(0) + exp(0)", {}, 1.0),
+        ("sin(0) + cos(0) + tan(0) + asin(0) + acos(1) + atan(0) + atan2(0, 1)", {}, 1.0),
+        ("sinh(0) + cosh(0) + tanh(0)", {}, 1.0),
+        ("hypot(3, 4)", {}, 5.0),
+        ("fmod(7, 3) + copysign(2, -1)", {}, -1.0),
+        ("degrees(pi) + radians(180) - pi", {}, 180.0),
+        ("gamma(5) + lgamma(1)", {}, 24.0),  # 4! and log(0!) = 0
+        ("erf(0) + erfc(0)", {}, 1.0),
+        ("isqrt(ncpus)", {"ncpus": 17}, 4.0),
+        ("gcd(12, 18) + lcm(4, 6)", {}, 18.0),
+        ("isnan(nan) + isinf(inf) + isfinite(1)", {}, 3.0),
+        ("pow(2, 3)", {}, 8.0),
+        ("sqrt(ncpus)", {"ncpus": 16}, 4.0),
+    ],
+)
+def test_python_dialect_values(text, values, expected):
+    assert py_value(text, values) == pytest.approx(expected, rel=1e-15, abs=1e-15)
+
+
+def test_python_dialect_keeps_ints():
+    formula = parse_formula("ncpus * mem", PY_NAMES, python=True)
+    big = 2**53 + 1
+    # PBS multiplies Python ints exactly, then reads the result as a double
+    assert formula.evaluate({"ncpus": big, "mem": 3}) == float(big * 3)
+    assert formula.evaluate({"ncpus": big, "mem": 3}) != float(big) * 3.0
+    assert type(formula.evaluate({"ncpus": 2})) is float
+
+
+def test_math_name_shadows_a_resource():
+    names = ("e", "gamma", "ncpus")
+    formula = parse_formula("e + ncpus", names, python=True)
+    assert formula.evaluate({"e": 100.0, "ncpus": 1.0}) == math.e + 1.0
+    assert formula.names == ("ncpus",)
+    caught = py_error("gamma * 2", names=names)
+    assert caught.message == (
+        "function 'gamma' used as a value (call it: gamma(...)); math's gamma hides the "
+        "resource 'gamma'"
+    )
+
+
+def test_a_resource_shadows_a_builtin():
+    names = ("round", "ncpus")
+    assert py_value("round * 2", {"round": 3.0}, names=names) == 6.0
+    caught = py_error("round(ncpus)", names=names)
+    assert caught.message == "resource 'round' is not a function (it hides the builtin round())"
+
+
+def test_python_dialect_names_used():
+    formula = parse_formula("pi*ncpus if walltime > e else mem", PY_NAMES, python=True)
+    assert formula.names == ("walltime", "ncpus", "mem")
+    assert formula.python is True
+    assert parse_formula("ncpus", PY_NAMES).python is False
+
+
+def test_same_text_in_two_dialects_differs():
+    assert parse_formula("ncpus", PY_NAMES) != parse_formula("ncpus", PY_NAMES, python=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "values", "reason"),
+    [
+        ("1/job_priority", {"job_priority": 0}, "division by zero"),
+        ("1/job_priority", {}, "division by zero"),  # unset is the int 0
+        ("1.0/job_priority", {"job_priority": 0}, "float division by zero"),
+        ("ncpus % job_priority", {"ncpus": 3}, "integer modulo by zero"),
+        ("walltime % job_priority", {"walltime": 1.5}, "float modulo"),
+        ("ncpus // 0", {"ncpus": 3}, "integer division or modulo by zero"),
+        ("walltime // 0", {"walltime": 1.5}, "float floor division by zero"),
+        ("0**-1", {}, "0.0 cannot be raised to a negative power"),
+        ("10.0**ncpus", {"ncpus": 400}, "(34, 'Numerical result out of range')"),
+        ("log(ncpus)", {}, "math domain error"),
+        ("sqrt(-1)", {}, "math domain error"),
+        ("exp(ncpus)", {"ncpus": 1000}, "math range error"),
+        (
+            "isqrt(walltime)",
+            {"walltime": 2.5},
+            "'float' object cannot be interpreted as an integer",
+        ),
+        ("int(inf)", {}, "cannot convert float infinity to integer"),
+        ("round(nan)", {}, "cannot convert float NaN to integer"),
+        ("2**ncpus", {"ncpus": 5000}, "integer power too large"),
+        ("(-8)**(1/3)", {}, "a negative number to a fractional power gives a complex number"),
+        ("10**400 * 1.0", {}, "int too large to convert to float"),
+    ],
+)
+def test_python_dialect_errors_are_pythons(text, values, reason):
+    caught = py_failure(text, values)
+    assert caught.reason == reason
+    assert str(caught) == f"{reason} in {caught.message.split(' in ', 1)[1]}"
+    assert caught.message.endswith("'")
+
+
+def test_python_dialect_error_names_the_failing_part():
+    caught = py_failure("ncpus + 1/job_priority", {"ncpus": 1})
+    assert str(caught) == "division by zero in '1/job_priority'"
+    assert caught.reason == "division by zero"
+
+
+def test_a_huge_int_result_cannot_be_a_double():
+    caught = py_failure("10**400", {})  # 1329 bits: computed, then too large for a double
+    assert caught.reason == "int too large to convert to float"
+
+
+def test_overflow_to_inf_is_no_error_in_python():
+    assert py_value("ncpus * 1e308 * 10", {"ncpus": 1}) == math.inf
+    assert math.isnan(py_value("inf - inf", {}))
+
+
+@pytest.mark.parametrize(
+    ("text", "position", "fragment"),
+    [
+        ("ncpus is 1", 6, "only the comparisons == != < <= > >= are allowed"),
+        ("ncpus is not 1", 6, "only the comparisons"),
+        ("1 < ncpus in mem", 10, "only the comparisons"),
+        ("ncpus ^ 2", 6, "'^' is not allowed (for a power write '**'"),
+        ("ncpus << 1", 6, "'<<'"),
+        ("ncpus & 1", 6, "'&'"),
+        ("ncpus @ 1", 6, "'@'"),
+        ("~ncpus", 0, "'~'"),
+        ("ncpus.real", 0, "attribute access"),
+        ("'a' if ncpus else 1", 0, "string literals"),
+        ("None", 0, "None is not allowed"),
+        ("(ncpus, 1)", 0, "tuples"),  # a tuple starts at its parenthesis
+        ("[n for n in ncpus]", 0, "comprehensions"),
+        ("lambda: 1", 0, "lambdas"),
+        ("(n := 1)", 1, "assignment expressions"),
+        ("min(ncpus)", 0, "min() takes at least 2 arguments (1 given)"),
+        ("atan2(1)", 0, "atan2() takes 2 arguments (1 given)"),
+        ("round(1, 2, 3)", 0, "round() takes 1 or 2 arguments (3 given)"),
+        ("round(ncpus, ndigits=2)", 13, "keyword arguments are not allowed ('ndigits=')"),
+        ("sinn(1)", 0, "unknown function 'sinn', did you mean 'sin'?"),
+        ("factorial(5)", 0, "unknown function 'factorial'"),
+        ("sum(1, 2)", 0, "unknown function 'sum'"),
+        ("eval('1')", 0, "unknown function 'eval'"),
+        ("__import__('os')", 0, "unknown function '__import__'"),
+        ("math.pi", 0, "attribute access"),
+        ("pi(1)", 0, "'pi' is a number, not a function"),
+        ("ncpus(1)", 0, "resource 'ncpus' is not a function"),
+        ("ncpus()()", 0, "only functions can be called, by plain name"),
+        ("sqrt", 0, "function 'sqrt' used as a value"),
+        ("abs + 1", 0, "function 'abs' used as a value"),
+        ("ncpu", 0, "unknown resource 'ncpu', did you mean 'ncpus'?"),
+        ("1e999", 0, "number too large"),
+        ("9" * 400, 0, "number too large"),
+        ("ncpus*", 6, "syntax error"),
+    ],
+)
+def test_python_dialect_rejects(text, position, fragment):
+    caught = py_error(text)
+    assert caught.position == position
+    assert fragment in caught.message
+    assert str(caught).startswith(f"col {position + 1}: ")
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("ncpus < 2", "comparisons are not allowed"),
+        ("1 if ncpus else 2", "conditional expressions are not allowed"),
+        ("ncpus and 1", "boolean operators"),
+        ("not ncpus", "'not' is not allowed"),
+        ("ncpus % 2", "'%' is not allowed"),
+        ("ncpus // 2", "'//' is not allowed"),
+        ("e", "unknown resource 'e'"),
+        ("pi*ncpus", "unknown resource 'pi'"),
+        ("sin(ncpus)", "unknown function 'sin'"),
+        ("round(ncpus)", "unknown function 'round'"),
+        ("True", "booleans are not allowed"),
+    ],
+)
+def test_strict_dialect_still_rejects_what_python_allows(text, fragment):
+    parse_formula(text, PY_NAMES, python=True)
+    assert fragment in error(text, names=PY_NAMES).message
+
+
+def test_python_functions():
+    assert {"round", "fabs", "log10", "log2", "log1p", "expm1", "atan2", "hypot", "gamma"} <= set(
+        {*MATH_FUNCTIONS, *BUILTIN_FUNCTIONS}
+    )
+    assert not {"factorial", "comb", "perm", "fsum", "prod", "frexp", "modf"} & set(MATH_FUNCTIONS)
+    assert set(MATH_CONSTANTS) == {"e", "pi", "tau", "inf", "nan"}
+    with pytest.raises(TypeError):
+        MATH_FUNCTIONS["eval"] = MATH_FUNCTIONS["sin"]  # type: ignore[index]
+
+
+def test_job_sort_names():
+    assert set(JOB_SORT_KEYWORDS) == {
+        "eligible_time",
+        "queue_priority",
+        "job_priority",
+        "fairshare_perc",
+        "fair_share_perc",
+        "fairshare_tree_usage",
+        "fairshare_factor",
+        "accrue_type",
+    }
+    assert {"ncpus", "mem", "vmem", "walltime", "cput", "pcput", "pmem", "pvmem", "nodect"} <= set(
+        PBS_NUMERIC_RESOURCES
+    )
+    assert {"mpiprocs", "ompthreads", "nice", "cpupercent", "file", "ngpus"} <= set(
+        PBS_NUMERIC_RESOURCES
+    )
+    assert not {"software", "select", "place", "arch", "host", "vnode"} & set(PBS_NUMERIC_RESOURCES)
+    assert set(JOB_SORT_NAMES) == {*USAGE_RESOURCES, *PBS_NUMERIC_RESOURCES, *JOB_SORT_KEYWORDS}
+    assert len(JOB_SORT_NAMES) == len(set(JOB_SORT_NAMES))
+    parse_formula(SEED_003, JOB_SORT_NAMES)  # the strict dialect knows every name too
+
+
+def test_evaluate_terms_gives_the_value_and_each_term():
+    formula = parse_formula("ncpus*2 - (ncpus > 1) + pi", PY_NAMES, python=True)
+    value, terms = evaluate_terms(formula, {"ncpus": 3})
+    assert value == 6 - 1 + math.pi
+    assert terms == [6.0, -1.0, math.pi]
+    assert term_texts(formula) == ("ncpus*2", "ncpus > 1", "pi")  # a term without its ( )
+
+
+def test_evaluate_terms_of_the_strict_dialect():
+    formula = parse_formula(" -ncpus + walltime - (cput - mem)*2 - 1", RESOURCES)
+    value, terms = evaluate_terms(formula, JOB)
+    assert value == formula.evaluate(JOB)
+    assert terms == [-8.0, 3600.0, -14396.0, -1.0]
+    with pytest.raises(FormulaValueError, match=r"overflow \(result is inf\) in '1e308 \+ ncpus"):
+        evaluate_terms(parse_formula("1e308 + ncpus*1e308 + 1/0.0", RESOURCES), {"ncpus": 1})
+
+
+def test_value_error_pickles_with_its_reason():
+    caught = py_failure("1/job_priority", {})
+    again = pickle.loads(pickle.dumps(caught))
+    assert (again.message, again.reason) == (caught.message, "division by zero")
+    assert str(again) == "division by zero in '1/job_priority'"
+
+
+PY_TREE_NAMES = ("ncpus", "walltime", "cput", "mem")
+PY_FORMULA_ALPHABET = FORMULA_ALPHABET + "<>=!&|^~ifelsnotandor"
+py_trees = st.recursive(
+    st.integers(-20, 20) | st.sampled_from(PY_TREE_NAMES),
+    lambda children: st.tuples(
+        st.sampled_from(["+", "-", "*", "/", "//", "%", "<", "=="]), children, children
+    ),
+    max_leaves=12,
+)
+PY_OPERATIONS = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": operator.mod,
+    "<": operator.lt,
+    "==": operator.eq,
+}
+
+
+def py_show(tree):
+    """The tree as fully parenthesised text."""
+    if isinstance(tree, tuple):
+        symbol, left, right = tree
+        return f"({py_show(left)} {symbol} {py_show(right)})"
+    return tree if isinstance(tree, str) else f"({tree})"
+
+
+def py_reference(tree, values):
+    """The tree's value with Python's operators on ints, walked by hand; None on an error."""
+    if isinstance(tree, str):
+        return values.get(tree, 0)
+    if not isinstance(tree, tuple):
+        return tree
+    symbol, left, right = tree
+    a, b = py_reference(left, values), py_reference(right, values)
+    if a is None or b is None:
+        return None
+    try:
+        return PY_OPERATIONS[symbol](a, b)
+    except ZeroDivisionError:
+        return None
+
+
+@settings(max_examples=300)
+@given(py_trees, st.dictionaries(st.sampled_from(PY_TREE_NAMES), st.integers(-50, 50)))
+def test_random_python_trees_evaluate_as_python_does(tree, values):
+    formula = parse_formula(py_show(tree), PY_TREE_NAMES, python=True)
+    expected = py_reference(tree, values)
+    if expected is None:
+        with pytest.raises(FormulaValueError):
+            formula.evaluate(values)
+        return
+    assert formula.evaluate(values) == float(expected)
+    assert evaluate_terms(formula, values)[0] == float(expected)
+
+
+@settings(max_examples=300)
+@given(
+    st.text(max_size=80) | st.text(alphabet=FORMULA_ALPHABET + "<>=!&|^~ifelsnotandor", max_size=80)
+)
+@pytest.mark.filterwarnings("ignore::SyntaxWarning", "ignore::DeprecationWarning")
+def test_random_text_in_python_dialect_raises_only_formula_errors(text):
+    try:
+        formula = parse_formula(text, RESOURCES, python=True)
+    except FormulaError as caught:
+        rejected: FormulaError | None = caught
+    else:
+        rejected = None
+    if rejected is not None:
+        assert 0 <= rejected.position <= len(text)
+        return
+    try:
+        result = formula.evaluate(JOB)
+    except FormulaValueError:
+        return
+    assert isinstance(result, float)
