@@ -44,6 +44,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/cycle.py
 	$(BIN)/python bench/web.py
+	$(BIN)/python bench/priorities.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import gzip
+import json
 import os
 import pickle
 import struct
@@ -19,9 +20,9 @@ import time
 import traceback
 import zlib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import IO, Any, Literal, NamedTuple, cast
@@ -30,8 +31,10 @@ from accounting.copy_text import SOURCE_MAX, TEXT_MAX, CopyLines, node_text, wit
 from accounting.entities import SwfAccountFrom, pbs_entity, pbs_placement, slurm_entity, swf_named
 from accounting.parsers.pbs import read_pbs_log
 from accounting.parsers.pbs import record_type as pbs_record_type
+from accounting.parsers.qstat import QstatJsonReader
 from accounting.parsers.records import USAGE_RESOURCES, JobRecord, JobState, Parsed, Recognised
 from accounting.parsers.sacct import read_sacct
+from accounting.parsers.squeue import read_squeue_json
 from accounting.parsers.swf import SwfReader
 from trees.engine.formula import Formula, FormulaValueError, parse_formula
 from trees.engine.slurm_pass import run_usage
@@ -54,7 +57,10 @@ __all__ = [
     "prepared_files",
 ]
 
-SourceKind = Literal["pbs_accounting", "swf", "sacct"]
+SourceKind = Literal["pbs_accounting", "swf", "sacct", "qstat", "squeue"]
+# Sources that are a snapshot of the queue: a job queued before it and missing from it has
+# left the queue.
+SNAPSHOTS = frozenset({"qstat", "squeue"})
 BATCH = 5000
 # A file whose first lines are all rejected is not of this format: stop reading it there.
 WRONG_FORMAT_AFTER = 100
@@ -87,6 +93,8 @@ _LABELS = {
     "pbs_accounting": "PBS accounting log",
     "swf": "SWF workload trace",
     "sacct": "Slurm sacct dump",
+    "qstat": "qstat -f -F json snapshot",
+    "squeue": "squeue --json snapshot",
 }
 
 
@@ -153,6 +161,11 @@ class Batch:
     parents: dict[str, str | None] = field(default_factory=dict)
     # Jobs that will not start from the queue any more (PBS D, A): their queued rows go.
     withdrawn: list[str] = field(default_factory=list)
+    # Each queued job's request (job id, records.JobRequest as JSON), for its queued row.
+    requests: list[tuple[str, str]] = field(default_factory=list)
+    # A snapshot's jobs (every job it lists) and its time, on its last batch.
+    listed: list[str] = field(default_factory=list)
+    snapshot_at: int | None = None
     consumed: int = 0  # bytes of the (compressed) file read since the previous batch
 
     @property
@@ -210,6 +223,7 @@ class _Reader:
             else None
         )
         self.path = path[:SOURCE_MAX]
+        self.snapshot_at: int | None = None  # a qstat or squeue snapshot's time, once read
 
     def batches(self) -> Iterator[Batch]:
         batch, runs = Batch(), _Runs()
@@ -245,6 +259,7 @@ class _Reader:
             if self.cut is not None:
                 batch.rejects.append(self.cut)
         batch.rejects.extend(self._overlong())
+        batch.snapshot_at = self.snapshot_at
         if read == 0 and not batch.rejects:
             batch.rejects.append(RejectedLine(0, "file", "empty: no records in the file", ""))
         yield self._done(batch, runs, kinds)
@@ -256,11 +271,32 @@ class _Reader:
             return read_pbs_log(lines)
         if source == "sacct":
             return read_sacct(lines, tz=self.preparation.time_zone)
+        if source == "qstat":
+            reader = QstatJsonReader(lines, tz=self.preparation.time_zone)
+            return self._snapshot(reader, lambda: reader.timestamp)
+        if source == "squeue":
+            return self._snapshot(read_squeue_json(lines), lambda: None)
         account_from = self.preparation.swf_account_from
         return (
             swf_named(item, account_from=account_from) if isinstance(item, JobRecord) else item
             for item in SwfReader(lines)
         )
+
+    def _snapshot(
+        self, items: Iterable[Parsed], taken: Callable[[], int | None]
+    ) -> Iterator[Parsed]:
+        """A snapshot's items; once read whole, `snapshot_at` is when it was taken (the
+        file's own time, else the newest sample a job carries, else now). A file that is not
+        a snapshot at all (a `file` rejection) leaves it None: it says nothing of the queue."""
+        newest, whole = None, True
+        for item in items:
+            if isinstance(item, RejectedLine) and item.field == "file":
+                whole = False
+            elif isinstance(item, JobRecord) and item.request and item.request.sampled:
+                newest = max(newest or 0, item.request.sampled)
+            yield item
+        if whole:
+            self.snapshot_at = taken() or newest or int(time.time())
 
     def _lines(self) -> Iterator[bytes]:
         """The file's lines, up to where a compressed file ends early, is damaged or unpacks
@@ -353,6 +389,10 @@ class _Reader:
                 else pbs_placement(record, preparation.fairshare_entity).parent
             )
         key = (record.job_id, record.run)
+        if preparation.source in SNAPSHOTS:
+            batch.listed.append(record.job_id)
+        if record.request is not None:
+            batch.requests.append((record.job_id, json.dumps(asdict(record.request))))
         # Running or queued: checked against the job table (a later file ends or starts it).
         running = record.state in _NOT_OVER
         if key in runs.fresh:

@@ -16,6 +16,8 @@ class IngestSource(models.TextChoices):
     PBS_ACCOUNTING = "pbs_accounting", "PBS accounting logs"
     SWF = "swf", "SWF workload trace"
     SACCT = "sacct", "Slurm sacct dump"
+    QSTAT = "qstat", "PBS qstat -f -F json snapshot"
+    SQUEUE = "squeue", "Slurm squeue --json snapshot"
 
 
 class IngestRun(models.Model):
@@ -143,6 +145,9 @@ class Job(models.Model):
     accrued = models.FloatField(default=0.0, db_default=0.0)
     source_file = models.CharField(max_length=1024)
     source_line = models.PositiveIntegerField()
+    # A queued job's request (records.JobRequest as JSON text): what its priority is computed
+    # from. Not a COPY column: written after the rows, for the few queued ones.
+    request = models.TextField(null=True, blank=True)  # noqa: DJ001 (COPY leaves it NULL)
     ingest = models.ForeignKey(
         IngestRun,
         null=True,
@@ -224,6 +229,35 @@ class Cycle(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster_id}@{self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class JobPriorityHistory(models.Model):
+    """A queued job's priority and place as a cycle computed them, while it waits.
+
+    Bounded as node history is: the roll-up thins it at the same instants, and a job's rows go
+    a week after it stopped waiting.
+    """
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="priority_history", db_index=False
+    )
+    job_id = models.CharField(max_length=128)
+    at = models.DateTimeField()
+    priority = models.FloatField(null=True, blank=True, help_text="Empty: PBS without formula.")
+    position = models.PositiveIntegerField(help_text="1-based, in the order jobs are considered.")
+    queue_position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["cluster_id", "job_id", "at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "job_id", "at"], name="job_priority_once_per_cycle"
+            ),
+        ]
+        indexes = [models.Index(fields=["cluster", "at"], name="job_priority_history_at")]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}:{self.job_id}@{self.at:%Y-%m-%d %H:%M:%S}"
 
 
 class Float32Field(models.FloatField[float, float]):

@@ -27,12 +27,70 @@ def sched_config_text(spec: ClusterSpec) -> str:
     return (
         f"# sched_config of {spec.name}: its fairshare keys\n"
         "fair_share: true ALL\n"
+        "by_queue: true ALL\n"
         f"fairshare_usage_res: {spec.fairshare_usage_res}\n"
         f"fairshare_entity: {spec.fairshare_entity}\n"
         f"fairshare_decay_time: {spec.decay_time // HOUR}:00:00\n"
         f"fairshare_decay_factor: {spec.decay_factor}\n"
         "unknown_shares: 0\n"
     )
+
+
+def qmgr_text(spec: ClusterSpec) -> str:
+    """The server's configuration as `qmgr -c 'print server'` prints it: the ngpus resource,
+    the test queue before the production one (seed 003), eligible_time on, and the
+    cluster's job_sort_formula (quoted, as qmgr prints a value with spaces or commas)."""
+    lines = [
+        "#",
+        "# Create resources and set their properties.",
+        "#",
+        "#",
+        "# Create and define resource ngpus",
+        "#",
+        "create resource ngpus",
+        "set resource ngpus type = long",
+        "set resource ngpus flag = hn",
+        "#",
+        "# Create queues and set their attributes.",
+        "#",
+    ]
+    for queue, priority in ((spec.test_queue, 150), (spec.queue, 100)):
+        lines += [
+            "#",
+            f"# Create and define queue {queue}",
+            "#",
+            f"create queue {queue}",
+            f"set queue {queue} queue_type = Execution",
+            f"set queue {queue} Priority = {priority}",
+            f"set queue {queue} enabled = True",
+            f"set queue {queue} started = True",
+        ]
+    lines += [
+        "#",
+        "# Set server attributes.",
+        "#",
+        "set server scheduling = True",
+        f"set server default_queue = {spec.queue}",
+        "set server log_events = 511",
+        "set server mail_from = adm",
+        "set server query_other_jobs = True",
+        "set server resources_default.ncpus = 1",
+        "set server scheduler_iteration = 600",
+        "set server eligible_time_enable = True",
+    ]
+    if spec.job_sort_formula:
+        lines.append(f"set server job_sort_formula = {qmgr_quoted(spec.job_sort_formula)}")
+    return "\n".join(lines) + "\n"
+
+
+def qmgr_quoted(value: str) -> str:
+    """A string value as qmgr prints it: in double quotes when it holds a quote, a blank or a
+    comma, in single quotes when it holds a double quote (qmgr.c:1758-1764)."""
+    if '"' in value:
+        return f"'{value}'"
+    if any(mark in value for mark in "' ,"):
+        return f'"{value}"'
+    return value
 
 
 def resource_group_text(site: Site, spec: ClusterSpec) -> str:
@@ -131,6 +189,8 @@ class ClusterFiles:
 
     sched_config: Path
     resource_group: Path
+    qmgr: Path  # qmgr -c 'print server'
+
     accounting: tuple[Path, ...]  # the YYYYMMDD files, in day order
     records: int  # lines of the accounting logs
 
@@ -145,6 +205,7 @@ def site_files_write(
     logs.mkdir(parents=True)
     (root / "sched_config").write_text(sched_config_text(spec))
     (root / "resource_group").write_text(resource_group_text(site, spec))
+    (root / "qmgr_print").write_text(qmgr_text(spec))
     days: dict[str, list[str]] = {}
     count = 0
     for line in accounting_logs(spec, jobs, at):
@@ -153,4 +214,6 @@ def site_files_write(
     for day, lines in days.items():
         (logs / day).write_text("".join(lines))
     paths = tuple(logs / day for day in days)
-    return ClusterFiles(root / "sched_config", root / "resource_group", paths, count)
+    return ClusterFiles(
+        root / "sched_config", root / "resource_group", root / "qmgr_print", paths, count
+    )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from itertools import accumulate
@@ -415,7 +415,22 @@ def jobs_generate(
         user, account = rng.choices(pairs, cum_weights=pair_weights[week])[0]
         workload = site.project(account).workload
         jobs.append(_job(rng, spec, job_id, qtime, user, account, workload, hosts))
-    return jobs
+    return [_backlogged(job, spec, last) for job in jobs]
+
+
+# The year ends busy, as a site's working day does: what the production queue got in its last
+# hours, bar the smallest jobs, is still waiting at the end (so that priorities have a queue
+# to order).
+BACKLOG = 8 * HOUR
+
+
+def _backlogged(job: GeneratedJob, spec: ClusterSpec, last: int) -> GeneratedJob:
+    """The job, still waiting at `last` when it came to the production queue in the last
+    BACKLOG seconds and is not among the smallest (under 64 cores, or 2 GPUs)."""
+    small = job.ngpus < 2 if spec.gpu else job.ncpus < 64
+    if job.qtime < last - BACKLOG or job.queue != spec.queue or small or job.start >= last:
+        return job
+    return replace(job, start=last + (job.qtime - (last - BACKLOG)))
 
 
 def _hour_weights(hours: range, year: int, last: int) -> list[float]:

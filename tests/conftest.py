@@ -119,3 +119,14 @@ def demo(demo_site: None, db: None, settings: Any) -> None:
 def _demo_built() -> None:
     with override_settings(PASSWORD_HASHERS=FAST_HASHER):
         call_command("demo", "--small", "--password", "demo", stdout=StringIO())
+
+
+@pytest.fixture(autouse=True)
+def queue_orders_forgotten() -> Iterator[None]:
+    """Each test orders the queues it reads afresh (a web process keeps the last order of
+    each cluster; rolled-back tests may give another cluster the same id)."""
+    from accounting.priorities import queue_orders_forget
+
+    queue_orders_forget()
+    yield
+    queue_orders_forget()

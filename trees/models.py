@@ -81,6 +81,40 @@ class Cluster(models.Model):
         " siblings' totals; off, any logged-in person reads the whole tree.",
     )
 
+    eligible_time_enable = models.BooleanField(
+        default=False,
+        help_text="PBS server eligible_time_enable (qmgr): whether a job's eligible_time accrues.",
+    )
+    job_sort_formula_threshold = models.FloatField(
+        null=True, blank=True, help_text="PBS job_sort_formula_threshold: jobs at or under wait."
+    )
+    fair_share = models.BooleanField(
+        default=True,
+        help_text="PBS sched_config fair_share: jobs are ordered by their entity's standing.",
+    )
+    by_queue = models.BooleanField(
+        default=True,
+        help_text="PBS sched_config by_queue: queues are considered in order of Priority.",
+    )
+    job_sort_key = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='PBS sched_config job_sort_key lines in order: [["ncpus", "HIGH"], ...].',
+    )
+    server_attributes = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The server attributes of the last qmgr print, those PBS does not define too.",
+    )
+    custom_resources = models.JSONField(
+        default=dict, blank=True, help_text="qmgr's `create resource` lines: name → type."
+    )
+    slurm_priority = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The Priority* settings of the last `scontrol show config` imported.",
+    )
+
     fairshare_algorithm = models.CharField(
         max_length=16, choices=FAIRSHARE_ALGORITHMS, default=Algorithm.FAIR_TREE.value
     )
@@ -172,6 +206,46 @@ class Cluster(models.Model):
         except FormulaError as exc:
             text = self.fairshare_usage_res
             raise ValidationError({"fairshare_usage_res": f"{text!r}: {exc}"}) from exc
+
+
+class Queue(models.Model):
+    """A PBS queue (qmgr print) or a Slurm partition (scontrol show partition): what a job's
+    priority reads of where it waits. `priority` is PBS's Priority or Slurm's
+    PriorityJobFactor; `attributes` keeps every attribute as the file gave it."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="queues")
+    name = models.CharField(max_length=255)
+    queue_type = models.CharField(max_length=16, blank=True, help_text="PBS: Execution or Route.")
+    priority = models.IntegerField(default=0)
+    enabled = models.BooleanField(default=True)
+    started = models.BooleanField(default=True)
+    attributes = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["cluster_id", "-priority", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "name"], name="queue_unique_per_cluster"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}:{self.name}"
+
+
+class Qos(models.Model):
+    """A Slurm QOS and its priority (sacctmgr show qos), for the QOS factor."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="qos")
+    name = models.CharField(max_length=255)
+    priority = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["cluster_id", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "name"], name="qos_unique_per_cluster"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}:{self.name}"
 
 
 class NodeKind(models.TextChoices):

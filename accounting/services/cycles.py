@@ -21,6 +21,7 @@ from accounting.parsers.records import USAGE_RESOURCES, JobState
 from accounting.selectors import last_cycle_at
 from accounting.services.history import history_write
 from accounting.services.pricing import RESOURCE_FIELDS, job_resources
+from accounting.services.priorities import priority_history_write
 from trees.bulk import collector_paused, rows_update
 from trees.engine.cycle import Accrual, Run, cycle_usage
 from trees.engine.formula import parse_formula
@@ -72,6 +73,7 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> Cycle | None:
             cycle, changed = _pbs_cycle(cluster, now)
         _accruals_save(changed)
         history_write(cluster, now)
+        priority_history_write(cluster, now)
         cycle.cluster, cycle.at, cycle.started_at = cluster, now, started
         cycle.duration = time.perf_counter() - clock
         cycle.save(force_insert=True)

@@ -11,6 +11,7 @@ from accounting.models import (
     Cycle,
     NodeHistory,
 )
+from accounting.services.priorities import priority_history_thin
 from trees.engine.cycle import kept_instants
 from trees.models import Cluster, Node
 
@@ -67,4 +68,5 @@ def history_roll_up(*, cluster: Cluster, now: datetime) -> RollUp:
             chunk = thinned[start : start + 500]
             removed += NodeHistory.objects.filter(node__cluster=cluster, at__in=chunk).delete()[0]
             Cycle.objects.filter(cluster=cluster, at__in=chunk).update(history_kept=False)
+        removed += priority_history_thin(cluster, thinned, now)
     return RollUp(len(thinned), removed)

@@ -33,6 +33,7 @@ from accounting.models import (
 from accounting.parsers.records import USAGE_RESOURCES
 from accounting.services.job_store import Charger, FileSummary, JobStore
 from trees.engine.formula import parse_formula
+from trees.engine.times import epoch_time
 from trees.models import Cluster, Scheduler
 from trees.services.clusters import cluster_get_or_create
 
@@ -46,6 +47,8 @@ _SCHEDULER = {
     IngestSource.PBS_ACCOUNTING: Scheduler.PBS,
     IngestSource.SACCT: Scheduler.SLURM,
     IngestSource.SWF: Scheduler.PBS,
+    IngestSource.QSTAT: Scheduler.PBS,
+    IngestSource.SQUEUE: Scheduler.SLURM,
 }
 
 
@@ -192,12 +195,16 @@ def _ingest_file(
     path: str, batches: Iterator[Batch], store: JobStore, progress: Progress | None
 ) -> FileSummary:
     summary = store.summary = FileSummary(path)
+    snapshot_at = None
     for batch in batches:
         summary.read += batch.read
         summary.record_types.update(batch.record_types)
         summary.rejects += batch.rejects
         store.charger.parents.update(batch.parents)
         store.add(batch)
+        snapshot_at = batch.snapshot_at if batch.snapshot_at is not None else snapshot_at
         if progress is not None:
             progress(batch.consumed)
+    if snapshot_at is not None:
+        summary.left_queue = store.snapshot_close(epoch_time(snapshot_at))
     return summary

@@ -8,9 +8,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 
 from accounting.copy_text import JOB_COLUMNS
 from accounting.job_rows import (
@@ -22,6 +24,7 @@ from accounting.models import (
     Job,
 )
 from accounting.parsers.records import JobState
+from trees.bulk import rows_update
 from trees.engine.slurm import (
     ROOT_ACCOUNT,
     AssociationDef,
@@ -43,6 +46,7 @@ class FileSummary:
     duplicates: int = 0
     running: int = 0
     queued: int = 0
+    left_queue: int = 0  # queued rows a snapshot of the queue no longer lists
     record_types: Counter[str] = field(default_factory=Counter)
     rejects: list[RejectedLine] = field(default_factory=list)
 
@@ -59,6 +63,7 @@ class FileSummary:
             "rejected": self.rejected,
             "running": self.running,
             "queued": self.queued,
+            "left_queue": self.left_queue,
             "record_types": dict(sorted(self.record_types.items())),
         }
 
@@ -167,6 +172,7 @@ class JobStore:
         self.copy = connection.vendor == "postgresql"
         # The jobs with a running or queued row: what a cluster runs and holds at once, not
         # its history.
+        self.listed: set[str] = set()  # the jobs the snapshot being read lists
         self.running: set[str] = set(
             Job.objects.filter(cluster=cluster, state__in=_NOT_OVER).values_list(
                 "job_id", flat=True
@@ -193,6 +199,38 @@ class JobStore:
                 checked += _runs_of(fresh)
         if checked:
             self._add_checked(checked)
+        self._requests_write(batch.requests)
+        self.listed.update(batch.listed)
+
+    def _requests_write(self, requests: list[tuple[str, str]]) -> None:
+        """Each queued job's request onto its queued row (the last one read wins: a newer
+        snapshot's eligible_time replaces the older's)."""
+        if not requests:
+            return
+        latest = dict(requests)
+        rows = Job.objects.filter(
+            cluster=self.cluster, job_id__in=list(latest), state=JobState.QUEUED
+        ).values_list("pk", "job_id")
+        rows_update(Job, ["request"], [(pk, latest[job_id]) for pk, job_id in rows])
+
+    def snapshot_close(self, at: datetime) -> int:
+        """After a snapshot of the queue taken at `at` (qstat, squeue): the jobs queued before
+        it that it does not list have left the queue (started, deleted or ended; their
+        accounting records say which); their queued rows go. How many went."""
+        queued = Job.objects.filter(cluster=self.cluster, state=JobState.QUEUED).filter(
+            Q(qtime__lte=at) | Q(qtime__isnull=True)
+        )
+        gone = {
+            pk: job_id
+            for pk, job_id in queued.values_list("pk", "job_id")
+            if job_id not in self.listed
+        }
+        keys = list(gone)
+        for start in range(0, len(keys), 5000):
+            Job.objects.filter(pk__in=keys[start : start + 5000]).delete()
+        self.running.difference_update(gone.values())
+        self.listed.clear()
+        return len(gone)
 
     def _add_checked(self, batch: list[PreparedRun]) -> None:
         """Store what is new of runs that may have been stored, or complete a running row."""

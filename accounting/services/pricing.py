@@ -93,6 +93,9 @@ def sched_config_import(*, cluster_name: str, config: FairshareConfig) -> StoreS
         cluster.decay_interval = timedelta(seconds=config.decay_time)
         cluster.decay_factor = config.decay_factor
         cluster.unknown_shares = config.unknown_shares
+        cluster.fair_share = config.fair_share
+        cluster.by_queue = config.by_queue
+        cluster.job_sort_key = [list(pair) for pair in config.job_sort_key]
         cluster.full_clean(exclude=["nodes"])
         cluster.save()
         with pbs_tree_held(cluster) as held:

@@ -30,8 +30,22 @@ _KEYS = frozenset(
         "half_life",  # the obsolete name of fairshare_decay_time
         "fairshare_decay_factor",
         "unknown_shares",
+        "fair_share",
+        "by_queue",
+        "job_sort_key",
     }
 )
+# The policies' switches as parse.cpp reads them (true/false, any case) and job_sort_key's
+# orders (parse.cpp:426-434).
+_SWITCHES = {"true": True, "false": False}
+SORT_ORDERS = {
+    "HIGH": "HIGH",
+    "high": "HIGH",
+    "High": "HIGH",
+    "LOW": "LOW",
+    "low": "LOW",
+    "Low": "LOW",
+}
 _C_SPACE = " \t\n\v\f\r"
 # Control bytes no text file holds (a NUL alone is PBS's: fgets and strlen cut the line there).
 _BINARY = re.compile(rb"[\x01-\x08\x0e-\x1f\x7f]")
@@ -58,6 +72,10 @@ class FairshareConfig:
     decay_time: int = DEFAULT_DECAY_TIME  # seconds
     decay_factor: float = DEFAULT_DECAY_FACTOR
     unknown_shares: int = DEFAULT_UNKNOWN_SHARES
+    # The job order's policies (parse.cpp's defaults: off); job_sort_key in file order.
+    fair_share: bool = False
+    by_queue: bool = False
+    job_sort_key: list[tuple[str, str]] = field(default_factory=list)
     found: dict[str, int] = field(default_factory=dict)  # key -> line it was read from
     problems: list[ConfigProblem] = field(default_factory=list)
     ignored: int = 0  # lines with keys that do not concern fairshare
@@ -126,7 +144,7 @@ def parse_sched_config(source: BinaryIO | bytes) -> FairshareConfig:
         else:
             unread += 1
         name, rest = _scan(text, ":")
-        value, _ = _scan(rest, " ")
+        value, _ = _scan(rest, " ")  # the prime option after it (ALL, prime...) is not read
         if name is None or value is None:
             continue
         if name not in _KEYS:
@@ -177,6 +195,18 @@ def _apply(config: FairshareConfig, name: str, value: str) -> str | None:
                 "Valid values are between 0 and 1."
             )
         config.decay_factor = factor
+    elif name in ("fair_share", "by_queue"):
+        switch = _SWITCHES.get(value.lower())
+        if switch is None:
+            return f"{name} {value!r} is neither true nor false"
+        setattr(config, name, switch)
+    elif name == "job_sort_key":
+        key, _, order = value.partition(" ")
+        if not key or order.strip() not in SORT_ORDERS:
+            return f'job_sort_key {value!r}: give "RESOURCE HIGH" or "RESOURCE LOW"'
+        # sort_priority is the old name of job_priority (parse.cpp:438-442).
+        key = "job_priority" if key == "sort_priority" else key
+        config.job_sort_key.append((key, SORT_ORDERS[order.strip()]))
     elif name == "unknown_shares":
         if not re.fullmatch(r"[0-9]+", value) or int(value) > 2**31 - 1:
             return f"unknown_shares {value!r} is not a whole number of shares (0 or more)"

@@ -71,28 +71,41 @@ def cluster_settings_set(
         )
     with transaction.atomic():
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
-        now = timezone.now()
-        changes = []
-        for setting in allowed:
-            if setting not in values or getattr(cluster, setting) == values[setting]:
-                continue
-            old = getattr(cluster, setting)
-            setattr(cluster, setting, values[setting])
-            changes.append(
-                SettingChange(
-                    cluster=cluster,
-                    setting=setting,
-                    old_value=_setting_text(old),
-                    new_value=_setting_text(values[setting]),
-                    changed_by=user,
-                    changed_at=now,
-                    reason=reason,
-                )
+        return settings_audited_set(
+            cluster=cluster,
+            values={name: values[name] for name in allowed if name in values},
+            reason=reason,
+            user=user,
+        )
+
+
+def settings_audited_set(
+    *, cluster: Cluster, values: Mapping[str, object], reason: str, user: User | None
+) -> list[SettingChange]:
+    """Set these fields of the (locked) cluster, one audit row for each that changes; the
+    caller holds the transaction. What an admin's form and the scheduler's files set alike."""
+    now = timezone.now()
+    changes = []
+    for setting, value in values.items():
+        old = getattr(cluster, setting)
+        if old == value:
+            continue
+        setattr(cluster, setting, value)
+        changes.append(
+            SettingChange(
+                cluster=cluster,
+                setting=setting,
+                old_value=_setting_text(old)[:255],
+                new_value=_setting_text(value)[:255],
+                changed_by=user,
+                changed_at=now,
+                reason=reason,
             )
-        if changes:
-            cluster.full_clean(exclude=["nodes"])
-            cluster.save(update_fields=[change.setting for change in changes])
-            SettingChange.objects.bulk_create(changes)
+        )
+    if changes:
+        cluster.full_clean(exclude=["nodes"])
+        cluster.save(update_fields=[change.setting for change in changes])
+        SettingChange.objects.bulk_create(changes)
     return changes
 
 
@@ -113,7 +126,7 @@ def job_sort_formula_set(*, cluster: Cluster, formula: str) -> None:
     """
     if formula:
         try:
-            parse_formula(formula, JOB_SORT_NAMES)
+            parse_formula(formula, (*JOB_SORT_NAMES, *cluster.custom_resources), python=True)
         except FormulaError as exc:
             raise ValidationError({"job_sort_formula": f"{formula!r}: {exc}"}) from exc
     with transaction.atomic():

@@ -21,6 +21,7 @@ from trees.models import Scheduler
 
 class IngestCommand(FairshareCommand):
     source: IngestSource
+    snapshot = False  # a snapshot of the queue: an empty one says the queue is empty
 
     def add_arguments(self, parser: CommandParser) -> None:
         super().add_arguments(parser)
@@ -65,7 +66,7 @@ class IngestCommand(FairshareCommand):
             self.stdout.write(json.dumps(result.document(), indent=2))
         else:
             self._report(result)
-        if not result.stored_anything:
+        if not result.stored_anything and not (self.snapshot and not result.run.rejected):
             self.fail("nothing ingested: no job run in the input")
 
     def _report(self, result: IngestResult) -> None:
@@ -77,6 +78,7 @@ class IngestCommand(FairshareCommand):
                 f"{summary.path}: read {summary.read} ({types or 'no records'}); ingested"
                 f" {summary.ingested}, running {summary.running}, queued {summary.queued},"
                 f" duplicates {summary.duplicates}, rejected {summary.rejected}"
+                + (f", left the queue {summary.left_queue}" if self.snapshot else "")
             )
         run = result.run
         self.stdout.write(

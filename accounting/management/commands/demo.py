@@ -30,11 +30,13 @@ from accounting.synthetic_site import (
     site_generate,
 )
 from trees.engine.times import epoch_seconds, epoch_time
+from trees.formats.qmgr import parse_qmgr_print
 from trees.management.commands._base import FairshareCommand
 from trees.models import Role, Scheduler
 from trees.selectors.clusters import cluster_get, node_get
-from trees.services.clusters import cluster_delete, job_sort_formula_set
+from trees.services.clusters import cluster_delete
 from trees.services.people import login_set, membership_set, person_set
+from trees.services.priority_config import qmgr_import
 
 SEED = 3  # of the generated site: the same seed, end and size give the same site
 SMALL_DAYS = 14
@@ -129,8 +131,12 @@ class Command(FairshareCommand):
         groups = pbs_site_import(
             spec.name, files.sched_config, files.resource_group, f"generated {spec.name}"
         )
+        qmgr_import(
+            cluster_name=spec.name,
+            parsed=parse_qmgr_print(files.qmgr.read_bytes()),
+            source=f"generated {spec.name}",
+        )
         cluster = cluster_get(name=spec.name)
-        job_sort_formula_set(cluster=cluster, formula=spec.job_sort_formula)
         self._done(
             f"{spec.name}: tree of {len(groups.entries)} entries imported (usage"
             f" {cluster.fairshare_usage_res} per {cluster.fairshare_entity}, decay"

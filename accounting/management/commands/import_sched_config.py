@@ -11,8 +11,9 @@ from trees.management.commands._base import FairshareCommand
 class Command(FairshareCommand):
     help = (
         "Take the fairshare keys of a PBS sched_config (fairshare_usage_res, fairshare_entity, "
-        "fairshare_decay_time, fairshare_decay_factor, unknown_shares); unset keys get PBS's "
-        "defaults, as the scheduler would use."
+        "fairshare_decay_time, fairshare_decay_factor, unknown_shares) and those that order "
+        "jobs (fair_share, by_queue, job_sort_key); unset keys get PBS's defaults, as the "
+        "scheduler would use."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -33,5 +34,11 @@ class Command(FairshareCommand):
             f"fairshare_usage_res {config.fairshare_usage_res}"
             f", fairshare_entity {config.fairshare_entity}, decay_time {config.decay_time} s"
             f", decay_factor {config.decay_factor}, unknown_shares {config.unknown_shares}"
+            f", fair_share {config.fair_share}, by_queue {config.by_queue}"
+            f", job_sort_key {_sort_keys(config.job_sort_key)}"
             f" ({len(config.found)} keys read, {len(config.problems)} refused)"
         )
+
+
+def _sort_keys(keys: list[tuple[str, str]]) -> str:
+    return "; ".join(f"{name} {order}" for name, order in keys) or "none"

@@ -5,6 +5,7 @@ The small demo (the generated year's last 14 days) is built once for the module;
 changes roll back. Counts are exact: the site is generated from a fixed seed and end.
 """
 
+import json
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from accounting.management.commands.demo import LOGINS, login_passwords
 from accounting.models import Cycle, IngestRun, Job, NodeHistory
 from accounting.parsers.records import JobState
 from tests.cast import FAST_HASHER
-from trees.models import Cluster, Membership, Node, NodeOrigin, Person, Role
+from trees.models import Cluster, Membership, Node, NodeOrigin, Person, Role, SettingChange
 from trees.services.clusters import cluster_delete
 
 pytestmark = pytest.mark.django_db
@@ -74,16 +75,16 @@ def test_it_says_what_each_step_did_and_how_long_it_took(built: str) -> None:
     ]
     assert steps(built)[5:13] == [
         "hpc: 1,726 jobs of 14 days to 2026-03-04T15:00:00+00:00 generated,"
-        " 5,150 accounting records written",
+        " 5,130 accounting records written",
         "hpc: tree of 35 entries imported (usage ncpus*walltime per Account_Name,"
         " decay 0.5 every 168 h)",
-        "hpc: 5,150 records ingested from 15 files: 1,705 runs ended, 14 still running,"
+        "hpc: 5,130 records ingested from 15 files: 1,696 runs ended, 12 still running,"
         " 0 rejected; entities under unknown: staff",
         "hpc: 2,017 cycles of 10 minutes replayed (2 decays), 11,285 history rows kept",
         "gpu: 575 jobs of 14 days to 2026-03-04T15:00:00+00:00 generated,"
-        " 1,703 accounting records written",
+        " 1,677 accounting records written",
         "gpu: tree of 335 entries imported (usage ngpus*walltime per euser, decay 0.5 every 24 h)",
-        "gpu: 1,703 records ingested from 15 files: 556 runs ended, 16 still running,"
+        "gpu: 1,677 records ingested from 15 files: 545 runs ended, 12 still running,"
         " 0 rejected; entities under unknown: hpcadmin",
         "gpu: 2,017 cycles of 10 minutes replayed (14 decays), 100,089 history rows kept",
     ]
@@ -124,15 +125,19 @@ def test_the_jobs_are_stored_with_those_still_running_and_queued(built: str) -> 
         name: Counter(Job.objects.filter(cluster__name=name).values_list("state", flat=True))
         for name in ("hpc", "gpu")
     }
-    assert states["hpc"] == {JobState.ENDED: 1705, JobState.RUNNING: 14, JobState.QUEUED: 7}
-    assert states["gpu"]["ended"] == 556
-    assert states["gpu"]["running"] == 16
+    assert states["hpc"] == {JobState.ENDED: 1696, JobState.RUNNING: 12, JobState.QUEUED: 18}
+    assert states["gpu"]["ended"] == 545
+    assert states["gpu"]["running"] == 12
     # Jobs submitted before the logs end that had not started by then wait, with no start.
     waiting = Job.objects.filter(state=JobState.QUEUED)
     assert waiting.count() == states["hpc"]["queued"] + states["gpu"]["queued"]
     assert not waiting.filter(start__isnull=False).exists()
     assert not waiting.filter(qtime__isnull=True).exists()
     assert not Job.objects.filter(cluster__name="hpc", node=None).exists()
+    # Each queued job from a Q record carries what it asked for, for its priority.
+    requests = [json.loads(text or "{}") for text in waiting.values_list("request", flat=True)]
+    assert all(request["resources"]["ncpus"] >= 1 for request in requests)
+    assert all(request["resources"]["walltime"] >= 3600 for request in requests)
     assert set(IngestRun.objects.values_list("rejected", flat=True)) == {0}
 
 
@@ -256,3 +261,13 @@ def test_the_password_is_the_options_else_the_environments_else_random() -> None
     assert sorted(drawn) == sorted(LOGINS)
     assert len(set(drawn.values())) == 3
     assert all(len(password) >= 12 for password in drawn.values())
+
+
+def test_hpc_has_seed_003s_formula_and_queues_from_its_qmgr_print(built: str) -> None:
+    cluster = Cluster.objects.get(name="hpc")
+    assert cluster.job_sort_formula == (
+        "10*(ncpus/6656)+1000*(1-fairshare_tree_usage)+(eligible_time/86400)"
+    )
+    assert (cluster.eligible_time_enable, cluster.fair_share, cluster.by_queue) == (True,) * 3
+    assert list(cluster.queues.values_list("name", "priority")) == [("test", 150), ("cpu", 100)]
+    assert SettingChange.objects.filter(cluster=cluster, setting="job_sort_formula").exists()

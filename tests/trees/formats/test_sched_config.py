@@ -277,8 +277,8 @@ class TestOtherLines:
             "fair_share: true ALL\n"
             "unknown_shares: 5\n"
         )
-        assert config.ignored == 4
-        assert config.found == {"unknown_shares": 5}
+        assert config.ignored == 2  # round_robin and strict_ordering
+        assert config.found == {"by_queue": 2, "fair_share": 4, "unknown_shares": 5}
 
     def test_comments_and_blank_lines_are_skipped(self) -> None:
         config = parse(
@@ -401,3 +401,39 @@ class TestAnotherKindOfFile:
     def test_a_few_bad_lines_among_settings_are_not_a_refusal(self) -> None:
         config = parse("round_robin: False all\nstray words\nfairshare_decay_factor: 0.7\n")
         assert (config.refused, config.decay_factor, config.ignored) == ("", 0.7, 2)
+
+
+class TestJobOrderKeys:
+    def test_the_policies_are_off_unless_the_file_says_so(self) -> None:
+        config = parse("fairshare_usage_res: ncpus\n")
+        assert (config.fair_share, config.by_queue, config.job_sort_key) == (False, False, [])
+
+    def test_it_reads_fair_share_by_queue_and_the_sort_keys_in_order(self) -> None:
+        config = parse(
+            "fair_share: true ALL\n"
+            "by_queue: True prime\n"
+            'job_sort_key: "ncpus HIGH" ALL\n'
+            "job_sort_key: 'walltime low'\n"
+            'job_sort_key: "sort_priority High"\n'
+        )
+        assert config.fair_share is True
+        assert config.by_queue is True
+        assert config.job_sort_key == [
+            ("ncpus", "HIGH"),
+            ("walltime", "LOW"),
+            ("job_priority", "HIGH"),  # sort_priority is job_priority's old name
+        ]
+        assert config.found["job_sort_key"] == 5
+
+    def test_a_switch_that_is_not_true_or_false_is_a_problem(self) -> None:
+        config = parse("fair_share: maybe\n")
+        assert config.problems == [
+            ConfigProblem(1, "fair_share", "fair_share 'maybe' is neither true nor false")
+        ]
+        assert config.fair_share is False
+
+    @pytest.mark.parametrize("value", ['"ncpus"', '"ncpus UP"', "ncpus"])
+    def test_a_sort_key_without_high_or_low_is_a_problem(self, value: str) -> None:
+        config = parse(f"job_sort_key: {value}\n")
+        assert [problem.key for problem in config.problems] == ["job_sort_key"]
+        assert config.job_sort_key == []

@@ -60,6 +60,9 @@ VALUE_OF = {
     "half_life": "decay_time",
     "fairshare_decay_factor": "decay_factor",
     "unknown_shares": "unknown_shares",
+    "fair_share": "fair_share",
+    "by_queue": "by_queue",
+    "job_sort_key": "job_sort_key",
 }
 
 
@@ -103,4 +106,4 @@ def test_the_full_seed_reads_its_keys_and_skips_the_others() -> None:
     config = parse_sched_config(FULL)
     assert (config.refused, config.problems) == ("", [])
     assert (config.fairshare_entity, config.decay_time) == ("Account_Name", 168 * 3600)
-    assert config.ignored >= 24
+    assert config.ignored >= 21

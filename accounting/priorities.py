@@ -1,0 +1,559 @@
+"""Reads: each queued job's priority, its terms and its place, as the cluster's scheduler would
+compute them at a moment from what is stored (PBS job_sort_formula and job order, Slurm
+multifactor). Nothing here writes; the cycles store the priorities' history
+(accounting.services.priorities)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, F, Max, Sum, Value
+from django.db.models.functions import Coalesce
+
+from accounting.models import IngestRun, Job, JobPriorityHistory
+from accounting.parsers.records import JobRequest, JobState
+from trees.engine.formula import JOB_SORT_NAMES, Formula, FormulaError, parse_formula
+from trees.engine.job_sort import PbsJob, SortPolicy, Standing, job_priorities
+from trees.engine.multifactor import (
+    Factors,
+    MultifactorConfig,
+    Partition,
+    PriorityJob,
+    Qos,
+    job_factors,
+    job_priority,
+    partition_factor_max,
+    qos_priority_max,
+)
+from trees.engine.pbs import deserving_key
+from trees.engine.times import epoch_seconds
+from trees.formats.sprio import SprioRow, sprio_row
+from trees.models import Cluster, Node, Queue, Scheduler, SettingChange
+from trees.selectors.priority_config import multifactor_config_get, partitions_get, qos_get
+
+QUEUED_FIELDS = (
+    "pk", "job_id", "entity", "node_id", "user", "account", "project", "queue", "ncpus",
+    "ngpus", "nodes", "requested_walltime", "mpiprocs", "ctime", "qtime", "etime", "request",
+)  # fmt: skip
+FEW_ENTITIES = 50  # up to this many, their paths are read alone, not the whole tree
+_SEQUENCE = re.compile(r"(\d+)(?:\[(\d*)\]|_(\d+))?")
+
+
+@dataclass(frozen=True)
+class QueuedJob:
+    """A queued job, its priority and where it stands; `position` None for a held job."""
+
+    job_id: str
+    entity: str
+    node_id: int | None
+    user: str
+    account: str
+    queue: str
+    ncpus: int
+    walltime: int | None  # requested, seconds
+    submitted: datetime | None
+    held: bool
+    reason: str  # the scheduler's own comment or pending reason
+    priority: float | None  # PBS without a formula: None (the order alone says)
+    position: int | None
+    queue_position: int | None
+    terms: dict[str, float] = field(default_factory=dict)
+    values: dict[str, float] = field(default_factory=dict)  # what the formula was given
+    error: str | None = None  # PBS: why the formula gave 0 for this job
+    under_threshold: bool = False
+
+    @property
+    def core_hours(self) -> float:
+        """What it asks for: cores × requested walltime, in core-hours."""
+        return self.ncpus * (self.walltime or 0) / 3600
+
+    def document(self) -> dict[str, Any]:
+        """The job_priorities JSON object (DESIGN §6): job_id, entity, queue, priority,
+        position, terms."""
+        return {
+            "job_id": self.job_id,
+            "entity": self.entity,
+            "queue": self.queue,
+            "priority": self.priority,
+            "position": self.position,
+            "terms": self.terms,
+        }
+
+
+@dataclass(frozen=True)
+class QueueOrder:
+    """A cluster's queued jobs at `at`: those the scheduler considers, in its order, and the
+    held ones it does not."""
+
+    cluster: Cluster
+    at: datetime
+    ordered: list[QueuedJob]
+    held: list[QueuedJob]
+    formula: str  # PBS's job_sort_formula ("" for none; Slurm: "")
+    problem: str = ""  # why the priorities could not be computed as configured
+
+    def find(self, job_id: str) -> QueuedJob | None:
+        for job in (*self.ordered, *self.held):
+            if job.job_id == job_id:
+                return job
+        return None
+
+    def ahead_of(self, job: QueuedJob) -> list[QueuedJob]:
+        """The jobs the scheduler considers before this one."""
+        if job.position is None:
+            return list(self.ordered)
+        return self.ordered[: job.position - 1]
+
+
+# The last order computed for each cluster, with what it was computed from: pages and the API
+# ask at the cycle instants (accounting.job_priority.priorities_at), so a web process orders a
+# big queue once a cycle, not once a request.
+_ORDERS: dict[int, tuple[tuple[object, ...], QueueOrder]] = {}
+
+
+def queue_order_get(*, cluster: Cluster, at: datetime) -> QueueOrder:
+    """Every queued job of the cluster with its priority and place at `at`."""
+    key = _order_key(cluster, at)
+    kept = _ORDERS.get(cluster.pk)
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    order = _queue_order(cluster, at)
+    _ORDERS[cluster.pk] = (key, order)
+    return order
+
+
+def _order_key(cluster: Cluster, at: datetime) -> tuple[object, ...]:
+    """What an order depends on: the moment, the tree's numbers as last stored, the policy,
+    the queued rows (how many, the newest) and the last ingestion (a snapshot's requests)."""
+    queued = Job.objects.filter(cluster=cluster, state=JobState.QUEUED).aggregate(
+        count=Count("pk"), newest=Max("pk")
+    )
+    last_ingest = IngestRun.objects.filter(cluster=cluster).aggregate(last=Max("pk"))["last"]
+    changed = SettingChange.objects.filter(cluster=cluster).aggregate(last=Max("pk"))["last"]
+    return (at, cluster.metrics_updated_at, cluster.job_sort_formula, cluster.fair_share,
+            cluster.by_queue, json.dumps(cluster.job_sort_key), cluster.eligible_time_enable,
+            cluster.job_sort_formula_threshold, json.dumps(cluster.slurm_priority),
+            queued["count"], queued["newest"], last_ingest, changed)  # fmt: skip
+
+
+def queue_orders_forget() -> None:
+    """Drop the orders kept (tests that rewrite rows in place between two reads)."""
+    _ORDERS.clear()
+
+
+def _queue_order(cluster: Cluster, at: datetime) -> QueueOrder:
+    rows = list(Job.objects.filter(cluster=cluster, state=JobState.QUEUED).values(*QUEUED_FIELDS))
+    if cluster.scheduler == Scheduler.SLURM:
+        return _slurm_order(cluster, at, rows)
+    return pbs_order(cluster, at, rows)
+
+
+_REQUEST_FIELDS = frozenset(f.name for f in fields(JobRequest))
+
+
+def job_request(row: Mapping[str, Any]) -> JobRequest:
+    """The stored request of a queued row (an empty one where none was stored)."""
+    text = row["request"]
+    if not text:
+        return JobRequest()
+    stored = json.loads(text)
+    if stored.keys() <= _REQUEST_FIELDS:
+        return JobRequest(**stored)
+    return JobRequest(**{key: value for key, value in stored.items() if key in _REQUEST_FIELDS})
+
+
+def _rank_key(job_id: str) -> tuple[int, int, str]:
+    """Job ids in the order servers number them: the sequence, then the array index."""
+    match = _SEQUENCE.match(job_id)
+    if match is None:
+        return (2**63, 0, job_id)
+    index = match.group(2) or match.group(3) or "0"
+    return (int(match.group(1)), int(index), job_id)
+
+
+def _pbs_resources(row: Mapping[str, Any], request: JobRequest) -> dict[str, float]:
+    """The Resource_List amounts: the request's, else what the row says it asked for."""
+    if request.resources:
+        return dict(request.resources)
+    resources: dict[str, float] = {"ncpus": row["ncpus"], "ngpus": row["ngpus"]}
+    if row["nodes"]:
+        resources["nodect"] = row["nodes"]
+    if row["requested_walltime"] is not None:
+        resources["walltime"] = row["requested_walltime"]
+    if row["mpiprocs"] is not None:
+        resources["mpiprocs"] = row["mpiprocs"]
+    return resources
+
+
+def eligible_seconds(
+    row: Mapping[str, Any], request: JobRequest, now: int, *, enabled: bool
+) -> int:
+    """PBS eligible_time at `now`: 0 unless eligible_time_enable; qstat's accrued value plus
+    the time since its snapshot while the job accrues as eligible (accrue_type 2); else the
+    time since etime (stat_job.c:264-279)."""
+    if not enabled:
+        return 0
+    if request.eligible_time is not None:
+        since = (now - request.sampled) if request.sampled is not None else 0
+        growing = request.accrue_type in (None, 2)
+        return max(0, request.eligible_time + (max(since, 0) if growing else 0))
+    etime = row["etime"]
+    return max(0, now - epoch_seconds(etime)) if etime is not None else 0
+
+
+def _standings(cluster: Cluster, node_ids: Iterable[int]) -> dict[int, Standing]:
+    """Each entity node's numbers as the scheduler holds them, with its path's deserving key."""
+    wanted = set(node_ids)
+    columns = ("id", "parent_id", "fairshare_perc", "fairshare_tree_usage", "usage")
+    nodes: dict[int, tuple[int | None, float, float, float]] = {}
+    if len(wanted) > FEW_ENTITIES:
+        rows = Node.objects.filter(cluster=cluster).values_list(*columns)
+        nodes = {
+            pk: (parent, perc, tree_usage, usage) for pk, parent, perc, tree_usage, usage in rows
+        }
+    else:  # a few paths, read level by level: a job's page, not the whole tree
+        missing = wanted
+        while missing:
+            rows = Node.objects.filter(cluster=cluster, pk__in=missing).values_list(*columns)
+            for pk, parent, perc, tree_usage, usage in rows:
+                nodes[pk] = (parent, perc, tree_usage, usage)
+            missing = {row[0] for row in nodes.values() if row[0] is not None} - set(nodes)
+    standings = {}
+    for node_id in wanted:
+        if node_id not in nodes:
+            continue
+        levels = []
+        step: int | None = node_id
+        while step is not None and nodes[step][0] is not None:
+            parent, perc, _, usage = nodes[step]
+            levels.append((perc, usage))
+            step = parent
+        _, perc, tree_usage, _ = nodes[node_id]
+        standings[node_id] = Standing(
+            fairshare_perc=perc,
+            fairshare_tree_usage=tree_usage,
+            deserving=deserving_key(reversed(levels)),
+        )
+    return standings
+
+
+_NO_STANDING = Standing(fairshare_perc=0.0, fairshare_tree_usage=0.0, deserving=((1, 0.0),))
+
+
+def job_sort_formula_parse(cluster: Cluster) -> Formula | None:
+    """The cluster's job_sort_formula compiled as PBS reads it (Python, the math names, the
+    server's numeric resources); None without one. Raises FormulaError."""
+    text = cluster.job_sort_formula.strip()
+    if not text:
+        return None
+    names = (*JOB_SORT_NAMES, *cluster.custom_resources)
+    return parse_formula(text, names, python=True)
+
+
+def pbs_order(
+    cluster: Cluster,
+    at: datetime,
+    rows: list[dict[str, Any]],
+    standings: Mapping[int, Standing] | None = None,
+) -> QueueOrder:
+    """PBS's order of these queued rows (QUEUED_FIELDS) at `at`; with `standings`, the
+    entities stand as those say (a what-if) instead of as stored."""
+    now = epoch_seconds(at)
+    problem = ""
+    try:
+        formula = job_sort_formula_parse(cluster)
+    except FormulaError as exc:
+        formula, problem = None, f"job_sort_formula {cluster.job_sort_formula!r}: {exc}"
+    queues = dict(Queue.objects.filter(cluster=cluster).values_list("name", "priority"))
+    policy = SortPolicy(
+        formula=formula,
+        fair_share=cluster.fair_share,
+        job_sort_key=tuple((name, order.upper() == "HIGH") for name, order in cluster.job_sort_key),
+        by_queue=cluster.by_queue,
+        queue_priorities=queues,
+        threshold=cluster.job_sort_formula_threshold,
+    )
+    requests = {row["job_id"]: job_request(row) for row in rows}
+    if standings is None:
+        standings = _standings(cluster, (row["node_id"] for row in rows if row["node_id"]))
+    ranks = {job_id: rank for rank, job_id in enumerate(sorted(requests, key=_rank_key), start=1)}
+    waiting, held = [], []
+    by_id = {row["job_id"]: row for row in rows}
+    for row in rows:
+        request = requests[row["job_id"]]
+        if request.held:
+            held.append(_queued(row, request, None))
+            continue
+        submitted = row["qtime"] or row["ctime"]
+        waiting.append(
+            PbsJob(
+                job_id=row["job_id"],
+                entity=row["entity"],
+                queue=row["queue"],
+                resources=_pbs_resources(row, request),
+                eligible_time=eligible_seconds(
+                    row, request, now, enabled=cluster.eligible_time_enable
+                ),
+                queue_priority=queues.get(row["queue"], 0),
+                job_priority=request.job_priority,
+                accrue_type=request.accrue_type
+                if request.accrue_type is not None
+                else (2 if row["etime"] is not None else 1),
+                qrank=int(submitted.timestamp() * 1_000_000) if submitted else 0,
+                rank=ranks[row["job_id"]],
+                standing=standings.get(row["node_id"], _NO_STANDING),
+            )
+        )
+    ordered = [
+        _queued(by_id[result.job.job_id], requests[result.job.job_id], result)
+        for result in job_priorities(waiting, policy)
+    ]
+    held.sort(key=lambda job: _rank_key(job.job_id))
+    return QueueOrder(cluster, at, ordered, held, cluster.job_sort_formula, problem)
+
+
+def _queued(row: Mapping[str, Any], request: JobRequest, result: Any) -> QueuedJob:
+    """A QueuedJob of a stored row and, for a job considered, the engine's result."""
+    return QueuedJob(
+        job_id=row["job_id"],
+        entity=row["entity"],
+        node_id=row["node_id"],
+        user=row["user"],
+        account=row["account"] or row["project"],
+        queue=row["queue"],
+        ncpus=row["ncpus"],
+        walltime=row["requested_walltime"],
+        submitted=row["qtime"] or row["ctime"],
+        held=request.held,
+        reason=request.reason,
+        priority=None if result is None else result.value,
+        position=None if result is None else result.position,
+        queue_position=None if result is None else result.queue_position,
+        terms={} if result is None else result.terms,
+        values={} if result is None else result.values,
+        error=None if result is None else result.error,
+        under_threshold=False if result is None else result.under_threshold,
+    )
+
+
+def slurm_terms(factors: Factors) -> dict[str, float]:
+    """The weighted terms a Slurm priority is the sum of, as sprio names them (nice
+    subtracted: negative)."""
+    if factors.direct_priority is not None:
+        return {"set directly": float(factors.direct_priority)}
+    terms = {
+        "site": float(factors.site),
+        "age": factors.age,
+        "assoc": factors.assoc,
+        "fairshare": factors.fairshare,
+        "jobsize": factors.jobsize,
+        "partition": factors.partition,
+        "qos": factors.qos,
+    }
+    terms.update({f"tres {name}": value for name, value in factors.tres.items()})
+    terms["nice"] = -float(factors.nice)
+    return terms
+
+
+@dataclass(frozen=True)
+class SlurmQueue:
+    """What the multifactor priority of a cluster's jobs reads besides the jobs."""
+
+    config: MultifactorConfig
+    partitions: dict[str, Partition]
+    qos: dict[str, Qos]
+    active_nodes: int
+    cluster_cpus: int
+
+    @classmethod
+    def of(cls, cluster: Cluster) -> SlurmQueue:
+        partitions = partitions_get(cluster)
+        return cls(
+            config=multifactor_config_get(cluster),
+            partitions=partitions,
+            qos=qos_get(cluster),
+            # The biggest partition stands for the cluster (scontrol show partition is all
+            # that is imported of its nodes).
+            active_nodes=max((p.total_nodes for p in partitions.values()), default=0),
+            cluster_cpus=max((p.total_cpus for p in partitions.values()), default=0),
+        )
+
+    def factors(self, job: PriorityJob, now: int) -> Factors:
+        return job_factors(
+            job,
+            self.config,
+            self.partitions.get(job.partition),
+            self.qos.get(job.qos),
+            now=now,
+            active_nodes=self.active_nodes,
+            cluster_cpus=self.cluster_cpus,
+            max_partition_factor=partition_factor_max(self.partitions.values()),
+            max_qos_priority=qos_priority_max(self.qos.values()),
+        )
+
+
+def slurm_job(row: Mapping[str, Any], request: JobRequest, fs_factor: float) -> PriorityJob:
+    """What the factors read of a stored pending job."""
+    submitted = row["qtime"] or row["ctime"]
+    sequence = _SEQUENCE.match(row["job_id"])
+    return PriorityJob(
+        job_id=int(sequence.group(1)) if sequence else 0,
+        user=row["user"],
+        account=row["account"],
+        partition=request.partitions[0] if request.partitions else row["queue"],
+        qos=request.qos,
+        min_nodes=request.min_nodes or row["nodes"] or 1,
+        cpu_cnt=row["ncpus"],
+        time_limit=request.time_limit,
+        accrue_time=request.accrue_time or 0,
+        submit_time=epoch_seconds(submitted) if submitted else 0,
+        nice=request.nice,
+        site_factor=request.site_factor,
+        tres={name: int(value) for name, value in request.resources.items()},
+        fs_factor=fs_factor,
+    )
+
+
+def _slurm_order(cluster: Cluster, at: datetime, rows: list[dict[str, Any]]) -> QueueOrder:
+    now = epoch_seconds(at)
+    queue = SlurmQueue.of(cluster)
+    fs_factors = dict(
+        Node.objects.filter(
+            cluster=cluster, pk__in={row["node_id"] for row in rows if row["node_id"]}
+        ).values_list("pk", "fairshare_factor")
+    )
+    scored = []
+    held = []
+    for row in rows:
+        request = job_request(row)
+        if request.held:
+            held.append(_queued(row, request, None))
+            continue
+        factors = queue.factors(slurm_job(row, request, fs_factors.get(row["node_id"], 0.0)), now)
+        scored.append((row, request, factors, job_priority(factors)))
+    # Pending jobs by priority, then submission, then job id: the order of the main
+    # scheduler's queue within one partition tier (job_scheduler.c sort_job_queue2).
+    scored.sort(
+        key=lambda item: (-item[3], item[0]["qtime"] or item[0]["ctime"] or at,
+                          _rank_key(item[0]["job_id"]))
+    )  # fmt: skip
+    in_queue: dict[str, int] = {}
+    ordered = []
+    for position, (row, request, factors, priority) in enumerate(scored, start=1):
+        in_queue[row["queue"]] = in_queue.get(row["queue"], 0) + 1
+        result = SlurmResult(
+            float(priority), position, in_queue[row["queue"]], slurm_terms(factors)
+        )
+        ordered.append(_queued(row, request, result))
+    held.sort(key=lambda job: _rank_key(job.job_id))
+    return QueueOrder(cluster, at, ordered, held, "")
+
+
+@dataclass(frozen=True)
+class SlurmResult:
+    """A Slurm job's place, in the shape _queued reads of the PBS engine's JobPriority."""
+
+    value: float
+    position: int
+    queue_position: int
+    terms: dict[str, float]
+    values: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    under_threshold: bool = False
+
+
+def job_priority_get(*, cluster: Cluster, job_id: str, at: datetime) -> QueuedJob | None:
+    """One queued job's priority and terms at `at`, computed for it alone (its place among
+    the others is the cycles': stored_place_get); None when it is not queued."""
+    rows = list(
+        Job.objects.filter(cluster=cluster, state=JobState.QUEUED, job_id=job_id).values(
+            *QUEUED_FIELDS
+        )
+    )
+    if not rows:
+        return None
+    order = (
+        _slurm_order(cluster, at, rows)
+        if cluster.scheduler == Scheduler.SLURM
+        else (pbs_order(cluster, at, rows))
+    )
+    return order.find(job_id)
+
+
+@dataclass(frozen=True)
+class StoredPlace:
+    """Where the last cycle that computed the queue put a job, and what was ahead of it."""
+
+    at: datetime
+    priority: float | None
+    position: int
+    queue_position: int
+    waiting: int  # jobs the scheduler considered then
+    ahead: int
+    ahead_cores: int
+    ahead_core_hours: float
+
+
+def stored_place_get(*, cluster: Cluster, job_id: str) -> StoredPlace | None:
+    """The job's place at the last cycle that kept it (None before one has): the read side of
+    a big queue, which the cycles order so that a page need not."""
+    mine = JobPriorityHistory.objects.filter(cluster=cluster, job_id=job_id).order_by("-at").first()
+    if mine is None:
+        return None
+    then = JobPriorityHistory.objects.filter(cluster=cluster, at=mine.at)
+    ahead_ids = then.filter(position__lt=mine.position).values("job_id")
+    sizes = Job.objects.filter(
+        cluster=cluster, state=JobState.QUEUED, job_id__in=ahead_ids
+    ).aggregate(
+        cores=Sum("ncpus"),
+        core_seconds=Sum(F("ncpus") * Coalesce(F("requested_walltime"), Value(0))),
+    )
+    return StoredPlace(
+        at=mine.at,
+        priority=mine.priority,
+        position=mine.position,
+        queue_position=mine.queue_position,
+        waiting=then.count(),
+        ahead=mine.position - 1,
+        ahead_cores=sizes["cores"] or 0,
+        ahead_core_hours=(sizes["core_seconds"] or 0) / 3600,
+    )
+
+
+def priority_history_get(*, cluster: Cluster, job_id: str) -> list[JobPriorityHistory]:
+    """The priority and place the cycles recorded for a job while it waited, oldest first."""
+    return list(JobPriorityHistory.objects.filter(cluster=cluster, job_id=job_id).order_by("at"))
+
+
+def jobs_of_entities(order: QueueOrder, node_ids: Sequence[int]) -> list[QueuedJob]:
+    """The queued jobs (considered first, then held) charged to these nodes."""
+    wanted = set(node_ids)
+    return [job for job in (*order.ordered, *order.held) if job.node_id in wanted]
+
+
+def sprio_rows_get(*, cluster: Cluster, at: datetime) -> tuple[MultifactorConfig, list[SprioRow]]:
+    """What slurmctld sends sprio at `at`: a row per pending job (not held) and partition it
+    may run in, with the factors as of that moment."""
+    now = epoch_seconds(at)
+    queue = SlurmQueue.of(cluster)
+    rows = list(Job.objects.filter(cluster=cluster, state=JobState.QUEUED).values(*QUEUED_FIELDS))
+    fs_factors = dict(
+        Node.objects.filter(
+            cluster=cluster, pk__in={row["node_id"] for row in rows if row["node_id"]}
+        ).values_list("pk", "fairshare_factor")
+    )
+    sent = []
+    for row in rows:
+        request = job_request(row)
+        if request.held:
+            continue
+        job = slurm_job(row, request, fs_factors.get(row["node_id"], 0.0))
+        for partition in request.partitions or [job.partition]:
+            in_partition = replace(job, partition=partition)
+            sent.append(sprio_row(in_partition, queue.factors(in_partition, now)))
+    return queue.config, sent

@@ -1,0 +1,56 @@
+"""The queued jobs' priorities kept after each cycle, and thinned as node history is."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from accounting.models import Job, JobPriorityHistory
+from accounting.parsers.records import JobState
+from accounting.priorities import queue_order_get
+from trees.models import Cluster
+
+# A job's priority history stays this long after it stopped waiting.
+KEPT_AFTER_WAIT = timedelta(days=7)
+
+
+def priority_history_write(cluster: Cluster, at: datetime) -> int:
+    """Each job waiting at `at` (queued by then, not held) with its priority and place, as
+    the cycle at `at` computed them; how many rows."""
+    order = queue_order_get(cluster=cluster, at=at)
+    rows = [
+        JobPriorityHistory(
+            cluster=cluster,
+            job_id=job.job_id,
+            at=at,
+            priority=job.priority,
+            position=job.position or 0,
+            queue_position=job.queue_position or 0,
+        )
+        for job in order.ordered
+        if job.submitted is None or job.submitted <= at
+    ]
+    JobPriorityHistory.objects.bulk_create(rows, batch_size=5000)
+    return len(rows)
+
+
+def priority_history_thin(cluster: Cluster, thinned: list[datetime], now: datetime) -> int:
+    """Remove the rows of the cycles the roll-up thinned, and those of jobs that stopped
+    waiting more than KEPT_AFTER_WAIT ago; how many went."""
+    removed = 0
+    for start in range(0, len(thinned), 500):
+        chunk = thinned[start : start + 500]
+        removed += JobPriorityHistory.objects.filter(cluster=cluster, at__in=chunk).delete()[0]
+    waiting = set(
+        Job.objects.filter(cluster=cluster, state=JobState.QUEUED).values_list("job_id", flat=True)
+    )
+    old = (
+        JobPriorityHistory.objects.filter(cluster=cluster, at__lt=now - KEPT_AFTER_WAIT)
+        .values_list("job_id", flat=True)
+        .distinct()
+    )
+    gone = [job_id for job_id in old if job_id not in waiting]
+    for start in range(0, len(gone), 500):
+        removed += JobPriorityHistory.objects.filter(
+            cluster=cluster, job_id__in=gone[start : start + 500], at__lt=now - KEPT_AFTER_WAIT
+        ).delete()[0]
+    return removed

@@ -1,0 +1,123 @@
+"""Job priorities on PostgreSQL: 100,000 queued jobs on the 100,000-user tree, ordered by seed
+003's job_sort_formula; a cycle that keeps their priorities; the job page.
+
+Run with `make bench` (PostgreSQL at 127.0.0.1:5432, or BENCH_DATABASE_URL). Prints figures;
+asserts nothing. Targets (issue 21): the priorities of 100,000 queued jobs in under 2 s; the
+job page in under 100 ms.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.postgres import database_url, run_on_fresh_database  # noqa: E402  (after the path)
+
+DATABASE = "fairshare_bench_priorities"
+QUEUED = 100_000
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+SEED_003 = "10*(ncpus/6656)+1000*(1-fairshare_tree_usage)+(eligible_time/86400)"
+
+
+def child() -> None:
+    import django
+
+    os.environ["DATABASE_URL"] = database_url(DATABASE)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fairshare_site.settings")
+    django.setup()
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from fairshare_site.celery import app
+
+    app.conf.update(task_always_eager=False, broker_url="memory://localhost/")
+
+    from accounting.models import Job
+    from accounting.priorities import queue_order_get
+    from accounting.services.cycles import cycle_run
+    from bench.engine import synthetic_site
+    from trees.formats.usage_file import UsageFile
+    from trees.models import Cluster, Node
+    from trees.services.pbs import pbs_usage_import, resource_group_import
+
+    groups, records = synthetic_site()
+    started = time.perf_counter()
+    resource_group_import(cluster_name="bench", groups=groups, pbs_messages=[], source="bench")
+    pbs_usage_import(
+        cluster_name="bench",
+        usage=UsageFile(
+            last_decay=int(NOW.timestamp()) - 3600,
+            records=records,
+            numbers=list(range(1, len(records) + 1)),
+        ),
+    )
+    Cluster.objects.filter(name="bench").update(
+        job_sort_formula=SEED_003, eligible_time_enable=True, fair_share=True
+    )
+    cluster = Cluster.objects.get(name="bench")
+    nodes = dict(Node.objects.filter(cluster=cluster).values_list("name", "id"))
+    users = [name for name in nodes if name.startswith("u") and name[1:].isdigit()]
+    rng = random.Random(21)
+    jobs = []
+    for n in range(QUEUED):
+        user = rng.choice(users)
+        ncpus = rng.choice((1, 4, 16, 128, 512))
+        walltime = rng.choice((3600, 4 * 3600, 24 * 3600))
+        waiting = timedelta(seconds=rng.randrange(60, 5 * 86_400))
+        request = {"resources": {"ncpus": ncpus, "walltime": walltime, "mem": ncpus * 4 << 20}}
+        jobs.append(
+            Job(
+                cluster=cluster, job_id=str(1_000_000 + n), run=0, state="queued", entity=user,
+                node_id=nodes[user], user=user, queue="workq", ncpus=ncpus,
+                requested_walltime=walltime, ctime=NOW - waiting, qtime=NOW - waiting,
+                etime=NOW - waiting, source_file="bench", source_line=n,
+                request=json.dumps(request),
+            )
+        )  # fmt: skip
+    Job.objects.bulk_create(jobs, batch_size=5000)
+    print(
+        f"tree of {len(nodes):,} nodes, {QUEUED:,} queued jobs in"
+        f" {time.perf_counter() - started:.1f} s"
+    )
+    timings = []
+    for _ in range(3):
+        started = time.perf_counter()
+        order = queue_order_get(cluster=cluster, at=NOW)
+        timings.append(time.perf_counter() - started)
+    print(
+        f"priorities of {len(order.ordered):,} queued jobs (read, evaluated, ordered):"
+        f" {statistics.median(timings):.2f} s (median of 3; target: under 2 s)"
+    )
+    started = time.perf_counter()
+    cycle_run(cluster=cluster, now=NOW)
+    print(
+        f"a cycle keeping {QUEUED:,} jobs' priorities with the tree's metrics:"
+        f" {time.perf_counter() - started:.2f} s"
+    )
+    admin = User.objects.create_superuser("bench", password="bench")
+    client = Client()
+    client.force_login(admin)
+    middle = order.ordered[len(order.ordered) // 2].job_id
+    url = f"/clusters/bench/jobs/{middle}/"
+    assert client.get(url).status_code == 200
+    timings = []
+    for _ in range(21):
+        started = time.perf_counter()
+        client.get(url)
+        timings.append(time.perf_counter() - started)
+    print(
+        f"the job page of the {len(order.ordered) // 2:,}th of {QUEUED:,} waiting jobs:"
+        f" {statistics.median(timings) * 1000:.0f} ms (median of 21; target: under 100 ms)"
+    )
+
+
+if __name__ == "__main__":
+    run_on_fresh_database(__file__, DATABASE, child)

@@ -1,0 +1,112 @@
+"""accounting.priorities: the queue as the scheduler orders it, from what is stored (the
+queue site's numbers are computed by hand in tests/trees/queue_site.py)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from datetime import timedelta
+
+import pytest
+
+from accounting.models import Job
+from accounting.parsers.records import JobRequest
+from accounting.priorities import eligible_seconds, job_request, queue_order_get
+from tests.trees.queue_site import frozen_now, queue_site_made, queued_job_made
+from trees.engine.times import epoch_seconds
+from trees.models import Cluster, Queue
+
+pytestmark = pytest.mark.django_db
+
+
+def test_seed_003_orders_the_queue_site_as_computed_by_hand(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = frozen_now(monkeypatch)
+    cluster = queue_site_made(now)
+    order = queue_order_get(cluster=cluster, at=now)
+    assert [job.job_id for job in order.ordered] == ["102.srv", "101[1]", "103"]
+    assert [job.job_id for job in order.held] == ["104"]
+    bio, cond, grav = order.ordered
+    # 10*16/6656 + 1000*(1 - 0.333333) + 1 day, stored as a float32 as PBS keeps it
+    assert bio.priority == pytest.approx(667.6910, abs=5e-5)
+    # 0.0961538 + 583.333 + 2 = 585.4291538, the float32 585.42913818...
+    assert cond.priority == 585.4291381835938
+    assert grav.priority == pytest.approx(419.8450, abs=5e-5)
+    assert bio.terms == pytest.approx(
+        {"10*(ncpus/6656)": 0.024038, "1000*(1-fairshare_tree_usage)": 666.667,
+         "eligible_time/86400": 1.0},
+        abs=1e-3,
+    )  # fmt: skip
+    assert cond.values["fairshare_tree_usage"] == 0.416667  # %f, as PBS hands it over
+    assert [job.position for job in order.ordered] == [1, 2, 3]
+    assert [job.queue_position for job in order.ordered] == [1, 2, 1]  # 103 is in `long`
+
+
+def test_by_queue_puts_the_higher_priority_queue_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = frozen_now(monkeypatch)
+    cluster = queue_site_made(now)
+    Cluster.objects.filter(pk=cluster.pk).update(by_queue=True)
+    Queue.objects.create(cluster=cluster, name="long", priority=150)
+    Queue.objects.create(cluster=cluster, name="workq", priority=100)
+    order = queue_order_get(cluster=Cluster.objects.get(pk=cluster.pk), at=now)
+    assert [job.job_id for job in order.ordered] == ["103", "102.srv", "101[1]"]
+
+
+def test_without_a_formula_fair_share_orders_by_standing(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = frozen_now(monkeypatch)
+    cluster = queue_site_made(now)
+    Cluster.objects.filter(pk=cluster.pk).update(job_sort_formula="", fair_share=True)
+    order = queue_order_get(cluster=Cluster.objects.get(pk=cluster.pk), at=now)
+    # root's children: bio 1000/0.5 = 2000 before physics 2000/0.5 = 4000; under physics,
+    # cond 500/0.25 before grav 1499/0.25
+    assert [job.job_id for job in order.ordered] == ["102.srv", "101[1]", "103"]
+    assert [job.priority for job in order.ordered] == [None, None, None]
+
+
+def test_a_formula_pbs_would_refuse_is_reported_and_the_order_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = frozen_now(monkeypatch)
+    cluster = queue_site_made(now)
+    Cluster.objects.filter(pk=cluster.pk).update(job_sort_formula="ncpus +* 2")
+    order = queue_order_get(cluster=Cluster.objects.get(pk=cluster.pk), at=now)
+    assert order.problem.startswith("job_sort_formula 'ncpus +* 2': col ")
+    assert len(order.ordered) == 3
+
+
+def test_eligible_time_is_zero_unless_enabled_and_grows_from_a_snapshot() -> None:
+    row = {"etime": None}
+    sampled = JobRequest(eligible_time=3600, sampled=1000, accrue_type=2)
+    assert eligible_seconds(row, sampled, 1600, enabled=False) == 0
+    assert eligible_seconds(row, sampled, 1600, enabled=True) == 4200
+    ineligible = JobRequest(eligible_time=3600, sampled=1000, accrue_type=1)
+    assert eligible_seconds(row, ineligible, 1600, enabled=True) == 3600
+
+
+def test_eligible_time_counts_from_etime_without_a_snapshot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = frozen_now(monkeypatch)
+    row = {"etime": now - timedelta(hours=5)}
+    assert eligible_seconds(row, JobRequest(), epoch_seconds(now), enabled=True) == 5 * 3600
+
+
+def test_a_request_stored_by_an_older_version_reads_back() -> None:
+    stored = {"resources": {"ncpus": 4.0}, "held": True, "gone_field": 1}
+    request = job_request({"request": json.dumps(stored)})
+    assert (request.resources, request.held, request.job_priority) == ({"ncpus": 4.0}, True, 0)
+    assert job_request({"request": None}) == JobRequest()
+
+
+def test_a_job_of_an_entity_not_in_the_tree_is_ordered_last_by_standing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = frozen_now(monkeypatch)
+    cluster = queue_site_made(now)
+    Cluster.objects.filter(pk=cluster.pk).update(job_sort_formula="", fair_share=True)
+    stranger = queued_job_made(cluster, "105", "cond", "x", 1, 60, now - timedelta(days=9))
+    Job.objects.filter(pk=stranger.pk).update(node=None, entity="nobody")
+    order = queue_order_get(cluster=Cluster.objects.get(pk=cluster.pk), at=now)
+    assert order.ordered[-1].job_id == "105"
+    assert asdict(JobRequest())["held"] is False
