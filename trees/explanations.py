@@ -3,13 +3,16 @@ is good), and the sentences that explain a comparison or a recovery."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Protocol
 
+from trees.engine.job_sort import float_digits
 from trees.engine.pbs import TREEROOT
 from trees.engine.ranking import Level, furthest_over_target
-from trees.quantities import UsageUnit, percent_text, usage_number, usage_text
+from trees.quantities import UsageUnit, percent_text, span_text, usage_number, usage_text
 from trees.selectors.compare import PbsComparison, SlurmComparison
 from trees.selectors.standing import RecoveryProjection
 
@@ -292,6 +295,9 @@ def recovery_brief(projection: RecoveryProjection) -> str:
     return "never by decay alone"
 
 
+NO_LEVEL_OVER = "no level of its path is over target"
+
+
 def pulled_down_by(path: Sequence[Level], *, slurm: bool, standing: TargetStanding) -> str:
     """The level that pulls a node down, in words: the one of its path furthest over its
     target; on PBS, with no level over its own target, an over-target node is pulled down by
@@ -304,4 +310,217 @@ def pulled_down_by(path: Sequence[Level], *, slurm: bool, standing: TargetStandi
             f"{path[1].name}'s usage, which PBS blends into the tree usage below it"
             " (no level is over its own target)"
         )
-    return "no level of its path is over target"
+    return NO_LEVEL_OVER
+
+
+EXPLANATIONS |= {
+    "job_position": "Place: where the scheduler considers the job among every job waiting,"
+    " 1st first; held jobs are not considered until released.",
+    "job_queue_position": "In queue: its place among the jobs waiting in the same queue.",
+    "job_priority": "Priority: the sum of the terms below (PBS job_sort_formula, Slurm's"
+    " weighted factors); a higher priority is considered sooner.",
+    "job_term": "A term's part of the priority: its value and its share of the sum of the"
+    " positive terms; a negative term (Slurm's nice) is subtracted.",
+    "job_ahead": "Ahead of it: the jobs the scheduler considers first, their cores and their"
+    " core-hours (requested cores × requested walltime).",
+    "job_waiting_since": "Waiting since: when the job was queued, and how long ago.",
+    "job_masked": "A job of an entity whose usage is private to its members: only its size"
+    " and priority show.",
+}
+
+
+def ordinal_text(number: int) -> str:
+    """`1st`, `2nd`, `3rd`, `11th`, `22nd`: a place as the pages print it."""
+    if 10 <= number % 100 <= 20:
+        suffix = "th"
+    else:
+        suffix = {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number:,}{suffix}"
+
+
+def priority_text(value: float | None, *, slurm: bool = False) -> str:
+    """A priority or one of its terms: PBS's as its scheduler prints them (`%.*f` with
+    float_digits' decimals, at most 4: 585.4290, 583.333, 2), Slurm's as sprio does (whole
+    numbers); with thousands separators. "" for no value."""
+    if value is None:
+        return ""
+    if not math.isfinite(value):
+        return str(value)
+    if slurm:
+        return f"{value:,.0f}"
+    return f"{value:,.{float_digits(value)}f}"
+
+
+def input_text(value: float) -> str:
+    """A formula input as it was given (PBS prints the fairshare numbers `%f`): `0.416667`,
+    `172,800`."""
+    return f"{value:,}" if math.isfinite(value) else str(value)
+
+
+def job_place_sentence(
+    *, position: int | None, waiting: int, queue_position: int | None, queue: str
+) -> str:
+    """`12th of 340 waiting; 3rd in queue cpu`, or why a held job has no place."""
+    if position is None:
+        return (
+            f"Held: the scheduler does not consider it until it is released ({waiting:,} other"
+            f" job{'s' * (waiting != 1)} waiting)."
+        )
+    place = f"{ordinal_text(position)} of {waiting:,} waiting"
+    if queue and queue_position is not None:
+        place += f"; {ordinal_text(queue_position)} in queue {queue}"
+    return place + "."
+
+
+def jobs_ahead_sentence(*, jobs: int, cores: int, core_hours: float) -> str:
+    """How much work the scheduler considers before the job."""
+    if jobs == 0:
+        return "No job is ahead of it: it is the next the scheduler considers."
+    return (
+        f"{jobs:,} job{'s' * (jobs != 1)} ahead of it, asking for {cores:,}"
+        f" core{'s' * (cores != 1)} and {core_hours:,.1f} core-hours in all (requested"
+        " cores × requested walltime)."
+    )
+
+
+def fairshare_term_sentence(
+    *,
+    entity: str,
+    term: str,
+    value: float,
+    best: float,
+    slurm: bool,
+    over: str | None,
+    ratio: float | None,
+    pulled: str = "",
+) -> str:
+    """The fairshare part of a job's priority against the most it could be, and the level of
+    the entity's path that pulls it down: `cond-matter's fairshare term
+    1000*(1-fairshare_tree_usage) is 666 of a possible 1,000 (...): physics has used 3.0× its
+    target share of the machine (...)`. `pulled`: pulled_down_by's words, for a path with no
+    level over its own target."""
+    if slurm:
+        said = (
+            f"{entity}'s fairshare factor adds {priority_text(value, slurm=True)} of a possible"
+            f" {priority_text(best, slurm=True)} (PriorityWeightFairShare, a FairShare of 1.0)"
+        )
+    else:
+        said = (
+            f"{entity}'s fairshare term {term} is {priority_text(value)} of a possible"
+            f" {priority_text(best)} (its value with no usage: fairshare_tree_usage 0,"
+            " fairshare_factor 1)"
+        )
+    if over is None:
+        if pulled and pulled != NO_LEVEL_OVER:
+            return f"{said}; it is pulled down by {pulled}."
+        return f"{said}; no level of its path is over its target."
+    if ratio is None:
+        return f"{said}: {over} is the level of its path furthest over its target."
+    if slurm:
+        return (
+            f"{said}: {over} has used {ratio:,.1f}× its share among its siblings (decayed"
+            " usage against shares), the furthest over target on its path."
+        )
+    return (
+        f"{said}: {over} has used {ratio:,.1f}× its target share of the machine (decayed usage"
+        " against target), the furthest over target on its path."
+    )
+
+
+def job_order_sentence(*, formula: str, slurm: bool, problem: str) -> str:
+    """How the scheduler orders the queue, in one sentence."""
+    if slurm:
+        how = (
+            "Slurm orders pending jobs by priority, the sum of its weighted factors (age,"
+            " association, fairshare, job size, partition, QOS, TRES, site, less nice), then"
+            " by submit time."
+        )
+    elif formula:
+        how = f"PBS orders the jobs by job_sort_formula {formula}, highest first."
+    else:
+        how = (
+            "This PBS server has no job_sort_formula: it orders the jobs by its sort keys and"
+            " its entities' fairshare standing, so there is no priority number."
+        )
+    if problem:
+        how += f" The configured order could not be computed ({problem}): this is the order"
+        how += " without it."
+    return how
+
+
+def whatif_sentence(
+    *, entity: str, decay_at: datetime | None, position: int | None, now: int | None, priority: str
+) -> str:
+    """`If cond-matter ran nothing more, after the next decay on 2026-12-01 00:00 UTC this job
+    would be 5th, with priority 806.0983 (up from 12th now).`"""
+    if decay_at is None or position is None:
+        return f"No projection: {entity}'s standing has no decay to come that would move it."
+    when = f"{decay_at:%Y-%m-%d %H:%M} UTC"
+    then = ordinal_text(position) + (f", with priority {priority}" if priority else "")
+    if now is None:
+        return f"If {entity} ran nothing more, after the next decay on {when} it would be {then}."
+    if position == now:
+        change = "the same place as now: the jobs ahead of it stay ahead"
+    elif position < now:
+        change = f"up from {ordinal_text(now)} now"
+    else:
+        change = f"down from {ordinal_text(now)} now: others' jobs gain more by then"
+    return (
+        f"If {entity} ran nothing more, after the next decay on {when} this job would be"
+        f" {then} ({change})."
+    )
+
+
+def history_sentence(
+    points: Sequence[tuple[datetime, float | None, int]], cycle: str, *, slurm: bool
+) -> str:
+    """What stands instead of a job's priority chart while the cycles have recorded fewer
+    than two points: (time, priority, place) of each."""
+    if not points:
+        return (
+            "No cycle has recorded this job's priority yet: its history starts with the next"
+            f" cycle (every {cycle})."
+        )
+    at, priority, position = points[0]
+    value = "" if priority is None else f"priority {priority_text(priority, slurm=slurm)}, "
+    return (
+        f"One cycle has recorded it so far ({at:%Y-%m-%d %H:%M} UTC: {value}"
+        f"{ordinal_text(position)} in line): the chart starts with the next cycle, every {cycle}."
+    )
+
+
+def queued_job_line(
+    *,
+    place: str,
+    ncpus: int,
+    walltime: int | None,
+    waited: str,
+    fairshare: tuple[float, float] | None,
+    reason: str,
+    slurm: bool,
+) -> str:
+    """One line of "my jobs" for a waiting job: its place, size, wait and why, briefly."""
+    size = f"{ncpus:,} core{'s' * (ncpus != 1)}"
+    if walltime:
+        size += f" for {span_text(timedelta(seconds=walltime))}"
+    parts = [place.rstrip("."), f"{size}, waiting {waited}"]
+    if fairshare is not None:
+        value, best = fairshare
+        parts.append(
+            f"fairshare term {priority_text(value, slurm=slurm)} of a possible"
+            f" {priority_text(best, slurm=slurm)}"
+        )
+    if reason:
+        parts.append(f"the scheduler says: {reason}")
+    return "; ".join(parts) + "."
+
+
+def running_job_line(*, ncpus: int, since: datetime | None, core_hours: float) -> str:
+    """One line of "my jobs" for a running job: its cores, since when, its use so far."""
+    cores = f"{ncpus:,} core{'s' * (ncpus != 1)}"
+    if since is None:
+        return f"{cores}, start time unknown."
+    return (
+        f"{cores} since {since:%Y-%m-%d %H:%M} UTC: {core_hours:,.1f} core-hours so far"
+        " (cores × time running)."
+    )

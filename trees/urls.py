@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from trees.views import cluster_settings, compare, edit, standing, tree, trends
+from trees.views import cluster_settings, compare, edit, jobs, standing, tree, trends
 from trees.views.parameters import MAX_ID
 
 
@@ -20,7 +20,22 @@ class RowId:
         return str(value)
 
 
+class JobId:
+    """A scheduler's job id in a path: digits with an array index (`4529746[4]`), a server
+    (`17.pbs01`), Slurm's `4103947_100` or `+` of a heterogeneous job; at most what the
+    database holds. Anything else (`<script>`, a path) matches nothing: the site's 404."""
+
+    regex = r"[A-Za-z0-9_.+\[\]-]{1,128}"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
 register_converter(RowId, "id")
+register_converter(JobId, "jobid")
 
 app_name = "trees"
 urlpatterns = [
@@ -54,6 +69,13 @@ urlpatterns = [
         "clusters/<slug:name>/resource_group",
         edit.resource_group_download,
         name="resource-group",
+    ),
+    path("clusters/<slug:name>/queue/", jobs.queue_page, name="queue"),
+    path("clusters/<slug:name>/jobs/<jobid:job_id>/", jobs.job_page, name="job"),
+    path(
+        "clusters/<slug:name>/jobs/<jobid:job_id>/whatif.json",
+        jobs.job_whatif_json,
+        name="job-whatif",
     ),
     path("healthz", tree.healthz, name="healthz"),
 ]

@@ -71,4 +71,4 @@ def test_every_answer_is_one_the_schema_describes(samples: None, label: str) -> 
 
 
 def test_every_operation_is_tested() -> None:
-    assert len(_operations()) == 13
+    assert len(_operations()) == 15

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from accounting.models import FilesUpload
 from tests.cast import login, node
-from tests.trees.views.test_permissions import MATRIX
+from tests.trees.views.test_permissions import JOB, MATRIX
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
@@ -36,7 +36,10 @@ def test_no_hostile_value_gives_a_500(client: Client, name: str) -> None:
         cluster_name="hpc", kind="sched_config", state="done", uploaded_at=timezone.now()
     )
     path = MATRIX[name][0].format(
-        mine=node("hpc", "cond-matter").pk, theirs=node("hpc", "gravwaves").pk, upload=done.pk
+        mine=node("hpc", "cond-matter").pk,
+        theirs=node("hpc", "gravwaves").pk,
+        upload=done.pk,
+        job=JOB,
     )
     base, _, fixed = path.partition("?")
     for parameter in PARAMETERS:

@@ -271,3 +271,95 @@ class TrendsSerializer(s.Serializer):  # type: ignore[type-arg]
     children = TrendChildSerializer(many=True)
     far_over_target = OverTargetSerializer(many=True)
     top = UsageRowSerializer(many=True)
+
+
+class QueuedJobSerializer(s.Serializer):  # type: ignore[type-arg]
+    job_id = s.CharField(allow_null=True, help_text="null: a job of an entity private to you")
+    entity = s.CharField(allow_null=True)
+    user = s.CharField(allow_null=True, allow_blank=True)
+    queue = s.CharField(allow_null=True, allow_blank=True)
+    ncpus = s.IntegerField(help_text="requested cores")
+    walltime = s.IntegerField(allow_null=True, help_text="requested walltime, seconds")
+    priority = s.FloatField(allow_null=True, help_text="null: PBS without job_sort_formula")
+    position = s.IntegerField(allow_null=True, help_text="1st: considered first; null: held")
+    queue_position = s.IntegerField(allow_null=True, help_text="its place in its queue")
+    terms = s.DictField(
+        child=s.FloatField(allow_null=True),
+        help_text="each term of the priority (PBS: job_sort_formula's top-level terms, or the"
+        " sort criteria without one; Slurm: the weighted factors, nice negative)",
+    )
+    held = s.BooleanField()
+    reason = s.CharField(allow_null=True, allow_blank=True, help_text="the scheduler's own")
+    submitted = s.DateTimeField(allow_null=True)
+    masked = s.BooleanField(help_text="true: only the size and priority are yours to read")
+
+
+class QueueSerializer(s.Serializer):  # type: ignore[type-arg]
+    cluster = s.CharField()
+    at = s.DateTimeField(
+        help_text="the cycle the order is computed at (the scheduler's, on its iteration's grid)"
+    )
+    formula = s.CharField(allow_blank=True, help_text="PBS job_sort_formula; empty: none")
+    problem = s.CharField(allow_blank=True, help_text="why the configured order failed")
+    waiting = s.IntegerField(help_text="jobs the scheduler considers (held ones aside)")
+    jobs = QueuedJobSerializer(many=True, help_text="in the scheduler's order, held ones last")
+
+
+class AheadSerializer(s.Serializer):  # type: ignore[type-arg]
+    jobs = s.IntegerField()
+    cores = s.IntegerField()
+    core_hours = s.FloatField(help_text="requested cores × requested walltime, summed")
+
+
+class FairshareTermSerializer(s.Serializer):  # type: ignore[type-arg]
+    term = s.CharField(help_text="the terms reading the fairshare values; Slurm: fairshare")
+    value = s.FloatField(allow_null=True)
+    best = s.FloatField(
+        allow_null=True, help_text="its value with no usage (PBS: tree usage 0, factor 1)"
+    )
+
+
+class PathOverTargetSerializer(s.Serializer):  # type: ignore[type-arg]
+    node = s.IntegerField()
+    name = s.CharField()
+    ratio = s.FloatField(
+        allow_null=True,
+        help_text="its usage over its target (PBS: of the machine; Slurm:"
+        " among its siblings, 1 / Level FS)",
+    )
+
+
+class PriorityPointSerializer(s.Serializer):  # type: ignore[type-arg]
+    at = s.DateTimeField()
+    priority = s.FloatField(allow_null=True)
+    position = s.IntegerField()
+    queue_position = s.IntegerField()
+
+
+class JobPrioritySerializer(s.Serializer):  # type: ignore[type-arg]
+    cluster = s.CharField()
+    job_id = s.CharField()
+    entity = s.CharField()
+    user = s.CharField(allow_blank=True)
+    queue = s.CharField(allow_blank=True)
+    ncpus = s.IntegerField()
+    walltime = s.IntegerField(allow_null=True, help_text="requested, seconds")
+    submitted = s.DateTimeField(allow_null=True)
+    held = s.BooleanField()
+    priority = s.FloatField(allow_null=True, help_text="null: PBS without job_sort_formula")
+    position = s.IntegerField(allow_null=True, help_text="null: held")
+    queue_position = s.IntegerField(allow_null=True)
+    waiting = s.IntegerField(help_text="jobs the scheduler considers")
+    in_queue = s.IntegerField(help_text="of them, in the job's queue")
+    ahead = AheadSerializer()
+    terms = s.DictField(child=s.FloatField(allow_null=True))
+    values = s.DictField(
+        child=s.FloatField(allow_null=True), help_text="what the formula was given (PBS)"
+    )
+    reason = s.CharField(allow_blank=True, help_text="the scheduler's own comment")
+    error = s.CharField(allow_null=True, help_text="PBS: why the formula gave 0")
+    under_threshold = s.BooleanField()
+    fairshare = FairshareTermSerializer(allow_null=True)
+    furthest_over_target = PathOverTargetSerializer(allow_null=True)
+    explanation = s.ListField(child=s.CharField(), help_text="the page's sentences")
+    history = PriorityPointSerializer(many=True, help_text="each cycle's, oldest first")

@@ -11,7 +11,7 @@ from drf_spectacular.views import (
 )
 
 from trees.api import edits, views
-from trees.urls import RowId  # noqa: F401  (registers the `id` converter)
+from trees.urls import RowId  # noqa: F401  (registers the `id` and `jobid` converters)
 
 urlpatterns = [
     path("schema/", login_not_required(SpectacularAPIView.as_view()), name="api-schema"),
@@ -69,6 +69,16 @@ urlpatterns = [
         "clusters/<slug:name>/share-edits/",
         login_not_required(edits.ShareEdits.as_view()),
         name="api-share-edits",
+    ),
+    path(
+        "clusters/<slug:name>/jobs/",
+        login_not_required(views.ClusterJobs.as_view()),
+        name="api-cluster-jobs",
+    ),
+    path(
+        "jobs/<slug:cluster>/<jobid:job_id>/priority/",
+        login_not_required(views.JobPriorityDetail.as_view()),
+        name="api-job-priority",
     ),
     path("me/", login_not_required(views.Me.as_view()), name="api-me"),
 ]

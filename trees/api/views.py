@@ -3,6 +3,7 @@ rules (trees.access), and answers it in the DESIGN §6 fields."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import orjson
@@ -10,12 +11,14 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, HttpResponseBase
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounting.job_priority import JobPriority, job_priority_get, queue_get
 from accounting.models import JOB_STATES
+from accounting.priorities import QueuedJob
 from accounting.selectors import node_history_rows_get, node_jobs_get, tree_at_get, trends_get
 from trees.access import Access, access_get, scheduler_user
 from trees.api import schemas
@@ -23,6 +26,7 @@ from trees.api.base import ApiView, django_request
 from trees.api.documents import (
     child_documents,
     history_document,
+    iso,
     job_document,
     path_documents,
     recovery_document,
@@ -45,6 +49,7 @@ from trees.selectors.standing import recovery_get
 from trees.selectors.tree_json import EVERY_LEVEL, tree_answer_get
 from trees.serializers import cluster_document, json_number
 from trees.views.compare import reads_label
+from trees.views.jobs import NO_JOB, job_lookup, job_reasons, queue_rows
 from trees.views.lookup import cluster_or_404, node_view
 from trees.views.parameters import (
     HISTORY_RANGES,
@@ -479,3 +484,184 @@ def _paths_of(cluster: Cluster) -> dict[int, list[int]]:
     for pk in parents:
         path(pk)
     return paths
+
+
+QUEUE_STATES = ["queued"]  # the order is computed for waiting jobs only
+
+
+def _terms(terms: dict[str, float]) -> dict[str, float | None]:
+    """A priority's terms for JSON, which has no NaN or infinity (null for those)."""
+    return {text: value if math.isfinite(value) else None for text, value in terms.items()}
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def queued_job_document(job: QueuedJob, masked: bool) -> dict[str, Any]:
+    """A waiting job as the queue lists it; `masked`, its size and priority only."""
+    document: dict[str, Any] = {
+        "job_id": None, "entity": None, "user": None, "queue": None, "ncpus": job.ncpus,
+        "walltime": job.walltime, "priority": _finite(job.priority), "position": job.position,
+        "queue_position": None, "terms": {}, "held": job.held, "reason": None,
+        "submitted": None, "masked": masked,
+    }  # fmt: skip
+    if not masked:
+        document |= {
+            "job_id": job.job_id, "entity": job.entity, "user": job.user, "queue": job.queue,
+            "queue_position": job.queue_position, "terms": _terms(job.terms),
+            "reason": job.reason, "submitted": iso(job.submitted),
+        }  # fmt: skip
+    return document
+
+
+QUEUE_EXAMPLE = {
+    "cluster": "hpc",
+    "at": "2026-11-26T12:00:00+00:00",
+    "formula": "10*(ncpus/6656)+1000*(1-fairshare_tree_usage)+(eligible_time/86400)",
+    "problem": "",
+    "waiting": 2,
+    "jobs": [
+        {
+            "job_id": "4103[2]", "entity": "cond-matter", "user": "dkaya", "queue": "cpu",
+            "ncpus": 64, "walltime": 14400, "priority": 667.2216, "position": 1,
+            "queue_position": 1, "held": False, "reason": "", "submitted":
+            "2026-11-26T09:00:00+00:00", "masked": False,
+            "terms": {"10*(ncpus/6656)": 0.0962, "1000*(1-fairshare_tree_usage)": 667.0,
+                      "(eligible_time/86400)": 0.125},
+        },
+        {
+            "job_id": None, "entity": None, "user": None, "queue": None, "ncpus": 16,
+            "walltime": 3600, "priority": 412.5, "position": 2, "queue_position": None,
+            "terms": {}, "held": False, "reason": None, "submitted": None, "masked": True,
+        },
+    ],
+}  # fmt: skip
+
+
+class ClusterJobs(ApiView):
+    """The cluster's waiting jobs in the order its scheduler considers them (PBS
+    job_sort_formula and job order, Slurm multifactor), computed now from the jobs and
+    standings stored, the held ones last; each with its priority's terms. Where usage is
+    private (`private_usage`), a job of an entity the person may not read shows only its size
+    and priority. `state`: `queued` only (the order is the waiting jobs')."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "state", str, enum=QUEUE_STATES, default="queued",
+                description="queued: the waiting jobs (running and ended ones are the node's"
+                " jobs, /api/nodes/{id}/jobs/)",
+            )
+        ],
+        responses={200: schemas.QueueSerializer, **ERRORS},
+        examples=[OpenApiExample("A queue of two", value=QUEUE_EXAMPLE, response_only=True)],
+    )  # fmt: skip
+    def get(self, request: Request, name: str) -> Response:
+        page_request = django_request(request)
+        cluster = cluster_or_404(name)
+        choice_parameter(page_request, "state", "queued", QUEUE_STATES)
+        if cluster.scheduler not in (Scheduler.PBS, Scheduler.SLURM):
+            raise Http404(f"cluster {name} has no job priorities (PBS and Slurm only)")
+        now = timezone.now()
+        order = queue_get(cluster=cluster, now=now)
+        access = access_get(user=request.user, cluster=cluster)
+        me = scheduler_user(request.user)
+        rows = queue_rows(cluster, [*order.ordered, *order.held], access, me, now)
+        return Response(
+            {
+                "cluster": cluster.name,
+                "at": order.at.isoformat(),
+                "formula": order.formula,
+                "problem": order.problem,
+                "waiting": len(order.ordered),
+                "jobs": [queued_job_document(row.job, row.masked) for row in rows],
+            }
+        )
+
+
+def job_priority_document(explained: JobPriority, sentences: list[str]) -> dict[str, Any]:
+    """The job page's numbers."""
+    job, over, fairshare = explained.job, explained.over, explained.fairshare
+    return {
+        "cluster": explained.order.cluster.name,
+        "job_id": job.job_id, "entity": job.entity, "user": job.user, "queue": job.queue,
+        "ncpus": job.ncpus, "walltime": job.walltime, "submitted": iso(job.submitted),
+        "held": job.held, "priority": _finite(job.priority), "position": job.position,
+        "queue_position": job.queue_position, "waiting": explained.waiting,
+        "in_queue": explained.in_queue,
+        "ahead": {
+            "jobs": explained.ahead.jobs, "cores": explained.ahead.cores,
+            "core_hours": explained.ahead.core_hours,
+        },
+        "terms": _terms(job.terms), "values": _terms(job.values), "reason": job.reason,
+        "error": job.error, "under_threshold": job.under_threshold,
+        "fairshare": {
+            "term": fairshare.term, "value": _finite(fairshare.value),
+            "best": _finite(fairshare.best),
+        } if fairshare else None,
+        "furthest_over_target": {
+            "node": over.node.pk, "name": over.node.name, "ratio": _finite(over.ratio),
+        } if over else None,
+        "explanation": sentences,
+        "history": [
+            {
+                "at": row.at.isoformat(), "priority": _finite(row.priority),
+                "position": row.position, "queue_position": row.queue_position,
+            }
+            for row in explained.history
+        ],
+    }  # fmt: skip
+
+
+JOB_PRIORITY_EXAMPLE = {
+    "cluster": "hpc", "job_id": "4103[2]", "entity": "cond-matter", "user": "dkaya",
+    "queue": "cpu", "ncpus": 64, "walltime": 14400, "submitted": "2026-11-26T09:00:00+00:00",
+    "held": False, "priority": 667.2216, "position": 12, "queue_position": 3, "waiting": 340,
+    "in_queue": 41, "ahead": {"jobs": 11, "cores": 704, "core_hours": 2816.0},
+    "terms": {"10*(ncpus/6656)": 0.0962, "1000*(1-fairshare_tree_usage)": 667.0,
+              "(eligible_time/86400)": 0.125},
+    "values": {"ncpus": 64, "eligible_time": 10800, "fairshare_tree_usage": 0.333,
+               "fairshare_perc": 0.1, "fairshare_factor": 0.099213},
+    "reason": "Not Running: Insufficient amount of resource: ncpus", "error": None,
+    "under_threshold": False,
+    "fairshare": {"term": "1000*(1-fairshare_tree_usage)", "value": 667.0, "best": 1000.0},
+    "furthest_over_target": {"node": 12, "name": "physics", "ratio": 3.0},
+    "explanation": [
+        "12th of 340 waiting; 3rd in queue cpu.",
+        "11 jobs ahead of it, asking for 704 cores and 2,816.0 core-hours in all (requested"
+        " cores × requested walltime).",
+        "cond-matter's fairshare term 1000*(1-fairshare_tree_usage) is 667.000 of a possible"
+        " 1,000 (its value with no usage: fairshare_tree_usage 0, fairshare_factor 1):"
+        " physics has used 3.0× its target share of the machine (decayed usage against"
+        " target), the furthest over target on its path.",
+    ],
+    "history": [
+        {"at": "2026-11-26T11:50:00+00:00", "priority": 667.2146, "position": 14,
+         "queue_position": 4},
+        {"at": "2026-11-26T12:00:00+00:00", "priority": 667.2216, "position": 12,
+         "queue_position": 3},
+    ],
+}  # fmt: skip
+
+
+class JobPriorityDetail(ApiView):
+    """A waiting job's priority explained, as its page shows it: its place among the jobs
+    waiting and in its queue, the jobs ahead of it (how many, their cores and core-hours),
+    its priority's terms and the formula's inputs, its fairshare term against the best it
+    could be, the level of its entity's path furthest over target, the page's sentences, and
+    the priority and place each cycle recorded while it waited. For readers of the job's
+    entity, and the job's own user; 404 for others, as for a job that does not wait."""
+
+    @extend_schema(
+        responses={200: schemas.JobPrioritySerializer, **ERRORS},
+        examples=[
+            OpenApiExample("A job 12th in line", value=JOB_PRIORITY_EXAMPLE, response_only=True)
+        ],
+    )
+    def get(self, request: Request, cluster: str, job_id: str) -> Response:
+        found = job_lookup(django_request(request), cluster, job_id)
+        explained = job_priority_get(cluster=found.cluster, job_id=job_id, now=timezone.now())
+        if explained is None:
+            raise Http404(NO_JOB)
+        return Response(job_priority_document(explained, job_reasons(explained)))

@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from accounting.job_priority import ClusterJobs, person_jobs_get
 from accounting.selectors import CurrentJobs, current_jobs_get, factors_at_get
 from trees.access import Access, access_get, scheduler_user
 from trees.engine.pbs import PbsTree
@@ -18,13 +19,16 @@ from trees.engine.ranking import EntityRanking
 from trees.explanations import (
     EXPLANATIONS,
     TargetStanding,
+    job_place_sentence,
     pulled_down_by,
+    queued_job_line,
     recovery_brief,
+    running_job_line,
     standing_columns_explained,
     target_standing,
 )
 from trees.models import Cluster, Node, Scheduler
-from trees.quantities import UsageUnit, cluster_usage_unit
+from trees.quantities import UsageUnit, cluster_usage_unit, wait_text
 from trees.selectors.clusters import clusters_list
 from trees.selectors.nodes import nodes_in_bulk_get
 from trees.selectors.pbs import pbs_tree_get
@@ -68,18 +72,76 @@ class ClusterStanding:
     members: list[Standing]  # under the nodes they manage
 
 
+@dataclass(frozen=True)
+class JobLine:
+    """One job of the person's, in a line: its id (linked to its page when it waits)."""
+
+    job_id: str
+    text: str
+    waiting: bool
+
+
+@dataclass(frozen=True)
+class MyJobs:
+    cluster: Cluster
+    queued: list[JobLine]
+    running: list[JobLine]
+
+
+def my_jobs(user_name: str, now: datetime) -> list[MyJobs]:
+    """The jobs of the person's scheduler user name on every cluster, waiting and running."""
+    found = person_jobs_get(user_name=user_name, clusters=clusters_list(), now=now)
+    return [_job_lines(jobs, now) for jobs in found]
+
+
+def _job_lines(jobs: ClusterJobs, now: datetime) -> MyJobs:
+    queued = []
+    for waiting in jobs.queued:
+        job = waiting.job
+        place = job_place_sentence(
+            position=job.position,
+            waiting=waiting.waiting,
+            queue_position=job.queue_position,
+            queue=job.queue,
+        )
+        fairshare = waiting.fairshare
+        text = queued_job_line(
+            place=place,
+            ncpus=job.ncpus,
+            walltime=job.walltime,
+            waited=wait_text(now - job.submitted) if job.submitted else "for an unknown time",
+            fairshare=(fairshare.value, fairshare.best) if fairshare else None,
+            reason=job.reason,
+            slurm=jobs.cluster.scheduler == Scheduler.SLURM,
+        )
+        queued.append(JobLine(job.job_id, text, True))
+    running = [
+        JobLine(
+            run.job.job_id,
+            running_job_line(ncpus=run.job.ncpus, since=run.job.start, core_hours=run.core_hours),
+            False,
+        )
+        for run in jobs.running
+    ]
+    return MyJobs(jobs.cluster, queued, running)
+
+
 def landing(request: HttpRequest) -> HttpResponse:
     """The front page: a person with entities first reads where each stands (its words, the
-    level pulling it down, when it recovers, its running and queued jobs), then every
-    cluster."""
+    level pulling it down, when it recovers, its running and queued jobs), then their own
+    jobs on every cluster, then every cluster."""
+    now = timezone.now()
     standings = [
         standing for standing in person_standings(request.user, members=False) if standing.mine
     ]
+    me = scheduler_user(request.user)
     return render(
         request,
         "trees/index.html",
         {
-            "now": timezone.now(),
+            "now": now,
+            "my_jobs": my_jobs(me, now),
+            "my_jobs_user": me,
             "standings": standings,
             "clusters": clusters_list(),
             "legend": standing_columns_explained(
@@ -94,14 +156,18 @@ def landing(request: HttpRequest) -> HttpResponse:
 def my_standing(request: HttpRequest) -> HttpResponse:
     """Every entity of the person's user name or membership, on every cluster: factor, place
     among all entities, the week's trend, where it stands against its target and when it
-    recovers; and the standing of the members of what they manage."""
+    recovers; their own jobs, waiting and running; and the standing of the members of what
+    they manage."""
     standings = person_standings(request.user, members=True)
+    me = scheduler_user(request.user)
     return render(
         request,
         "trees/me.html",
         {
+            "my_jobs": my_jobs(me, timezone.now()),
+            "my_jobs_user": me,
             "standings": standings,
-            "scheduler_user": scheduler_user(request.user),
+            "scheduler_user": me,
             "legend": standing_columns_explained(
                 slurm=any(standing.slurm for standing in standings),
                 pbs=any(not standing.slurm for standing in standings),

@@ -19,6 +19,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
 from tests.cast import node
+from tests.trees.queue_site import queued_job_made
 from trees.models import ApiToken, Cluster, Membership, Role, TokenScope
 from trees.selectors.pbs import tree_version_get
 from trees.services.tokens import api_token_create
@@ -68,6 +69,12 @@ MATRIX: dict[str, tuple[str, str, Any, tuple[int, ...], tuple[int, ...]]] = {
         (401, 400, 400, 200, 200, 401, 401, 200, 200),
     ),
     "api-me": ("get", "/api/me/", None, EVERYONE, EVERYONE),
+    # The queue for everyone (private jobs masked); a job for its entity's readers and user.
+    "api-cluster-jobs": ("get", "/api/clusters/hpc/jobs/?state=queued", None, EVERYONE, EVERYONE),
+    "api-job-priority": (
+        "get", "/api/jobs/hpc/{job}/priority/", None, EVERYONE,
+        (401, 404, 404, 200, 200, 401, 401, 200, 200),
+    ),
     "api-audit": ("get", "/api/clusters/hpc/audit/", None, ADMINS, ADMINS),
     "api-trends": (
         "get", "/api/clusters/hpc/trends/?node={theirs}", None,
@@ -89,6 +96,7 @@ MATRIX: dict[str, tuple[str, str, Any, tuple[int, ...], tuple[int, ...]]] = {
     ),
 }  # fmt: skip
 NOT_API = ("admin", "accounts")
+JOB = "9999001[1].pbs"  # a queued job of gravwaves's that each test makes
 
 
 def api_names(patterns: list[Any], inside: bool = False) -> set[str]:
@@ -156,6 +164,8 @@ def test_who_gets_what(name: str, private: bool) -> None:
     Cluster.objects.filter(name="hpc").update(private_usage=private)
     tokens = _tokens()
     method, path, body, when_off, when_on = MATRIX[name]
-    url = path.format(mine=node("hpc", "cond-matter").pk, theirs=node("hpc", "gravwaves").pk)
+    gravwaves = node("hpc", "gravwaves")
+    queued_job_made(gravwaves.cluster, JOB, "gravwaves", "nobody", 8, 3600, timezone.now())
+    url = path.format(mine=node("hpc", "cond-matter").pk, theirs=gravwaves.pk, job=JOB)
     got = tuple(_call(caller, tokens, method, url, body) for caller in CALLERS)
     assert got == (when_on if private else when_off), url

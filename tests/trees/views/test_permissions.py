@@ -15,11 +15,13 @@ from django.utils import timezone
 
 from accounting.models import FilesUpload
 from tests.cast import node
+from tests.trees.queue_site import queued_job_made
 from trees.models import Cluster, Membership, Role
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 PEOPLE = ("anonymous", "bob", "other", "carol", "alice")
+JOB = "9999001[1].pbs"  # a queued job of gravwaves's that each test makes
 SKIPPED = ("admin", "accounts", "api")  # Django's own; the API's matrix is tests/trees/api/
 
 # url name -> (path with {mine} and {theirs} node ids, statuses for PEOPLE with private_usage
@@ -47,6 +49,15 @@ MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
         (302, 404, 404, 200, 200),
     ),
     "trees:me": ("/me/", OPEN, OPEN),
+    # Anyone reads the queue (private jobs masked); a job is its entity's readers' and its
+    # user's: JOB is gravwaves's, run by someone none of them is.
+    "trees:queue": ("/clusters/hpc/queue/", OPEN, OPEN),
+    "trees:job": ("/clusters/hpc/jobs/{job}/", OPEN, (302, 404, 404, 200, 200)),
+    "trees:job-whatif": (
+        "/clusters/hpc/jobs/{job}/whatif.json",
+        OPEN,
+        (302, 404, 404, 200, 200),
+    ),
     "trees:trends": (
         "/clusters/hpc/trends/?node={theirs}",
         (302, 403, 403, 200, 200),
@@ -107,8 +118,10 @@ def test_who_gets_what(name: str, private: bool) -> None:
     done = FilesUpload.objects.create(
         cluster_name="hpc", kind="sched_config", state="done", uploaded_at=timezone.now()
     )
+    gravwaves = node("hpc", "gravwaves")
+    queued_job_made(gravwaves.cluster, JOB, "gravwaves", "nobody", 8, 3600, timezone.now())
     url = path.format(
-        mine=node("hpc", "cond-matter").pk, theirs=node("hpc", "gravwaves").pk, upload=done.pk
+        mine=node("hpc", "cond-matter").pk, theirs=gravwaves.pk, upload=done.pk, job=JOB
     )
     got = []
     for person in PEOPLE:

@@ -13,6 +13,7 @@ from django.utils import timezone
 from accounting.models import NodeHistory
 from tests.cast import demo_job, login, node
 from tests.conftest import EXAMPLES
+from trees.explanations import ordinal_text
 from trees.models import Cluster, Membership, Role
 from trees.quantities import cluster_usage_unit, span_text, wait_text
 from trees.selectors.standing import entity_ranking_get
@@ -147,7 +148,7 @@ def test_bob_lands_on_where_each_of_his_entities_stands(client: Client) -> None:
     assert (
         f"physics / cond-matter {cond_matter.fairshare_factor:.6f}"
         " over target: its jobs wait behind those under target"
-        f" {hpc.ranks[cond_matter.pk]}th of {hpc.total} physics, over target"
+        f" {ordinal_text(hpc.ranks[cond_matter.pk])} of {hpc.total} physics, over target"
         " never by decay alone: physics is over target none"
     ) in text
     assert "lifesci's usage, which PBS blends into the tree usage below it" in text
@@ -204,9 +205,12 @@ def test_a_queued_job_shows_on_its_member_s_landing_with_its_wait(client: Client
     before = wait_text(timezone.now() - job.qtime)
     text = landing_text(client)
     after = wait_text(timezone.now() - job.qtime)  # a minute may tick over meanwhile
-    prefix = f"{job.job_id}: {job.ncpus} CPU{'' if job.ncpus == 1 else 's'} in {job.queue}, "
+    # The job id links to the job's page (why it waits): the tag leaves a space before ":".
+    prefix = f"{job.job_id} : {job.ncpus} CPU{'' if job.ncpus == 1 else 's'} in {job.queue}, "
     assert f"{prefix}{before}" in text or f"{prefix}{after}" in text, text
     assert "Queued jobs (waiting so far)" in text
+    cluster = job.node.cluster.name
+    assert f'href="/clusters/{cluster}/jobs/{job.job_id}/"' in client.get("/").content.decode()
     page = client.get(f"/clusters/{job.node.cluster.name}/nodes/{job.node.pk}/").content.decode()
     assert re.search(rf"<td>{re.escape(job.job_id)}</td><td></td><td>queued</td>", page)
     assert re.search(r'<td colspan="3">waiting [^<]*(minute|hour|day)[^<]* so far', page)
