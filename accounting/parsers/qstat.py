@@ -19,11 +19,18 @@ from __future__ import annotations
 import json
 import math
 import re
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, tzinfo
 from typing import Any, TypeVar
 
+from accounting.parsers.json_text import (
+    JsonText,
+    json_text,
+    member_offsets,
+    skip_space,
+    storable,
+    value_offset,
+)
 from accounting.parsers.pbs import parse_job_id
 from accounting.parsers.pbs_values import (
     MAX_NCPUS,
@@ -47,17 +54,10 @@ from accounting.parsers.records import (
 
 __all__ = [
     "HELD_STATES",
-    "JsonText",
     "QstatJsonReader",
-    "element_offsets",
-    "json_text",
-    "member_offsets",
     "read_qstat_json",
-    "storable",
-    "value_offset",
 ]
 
-MAX_TEXT = 1000  # characters of a line kept in RejectedLine.text
 # Waiting states the scheduler does not start a job from (so its priority does not rank it):
 HELD_STATES = {
     "H": "held: a hold (Hold_Types u, o, s or p) keeps the scheduler from considering it",
@@ -78,98 +78,7 @@ _MONTHS = {
 _CTIME = re.compile(
     r"[A-Z][a-z]{2} ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})", re.ASCII
 )
-_JSON_SPACE = " \t\n\r"
-_DECODER = json.JSONDecoder()
 _T = TypeVar("_T")
-
-
-class JsonText:
-    """A JSON document as read, with the line of any offset in it."""
-
-    def __init__(self, text: str, value: object) -> None:
-        self.text = text
-        self.value = value
-        self._newlines = [match.start() for match in re.finditer("\n", text)]
-
-    def line_of(self, offset: int) -> int:
-        """The 1-based line of a character offset."""
-        return bisect_right(self._newlines, offset - 1) + 1
-
-    def line_text(self, line: int) -> str:
-        """The text of a 1-based line, without its newline, cut to MAX_TEXT."""
-        start = self._newlines[line - 2] + 1 if line > 1 else 0
-        end = self._newlines[line - 1] if line - 1 < len(self._newlines) else len(self.text)
-        return self.text[start:end].rstrip("\r")[:MAX_TEXT]
-
-    def rejected(self, offset: int, field: str, reason: str) -> RejectedLine:
-        """A RejectedLine for what is at `offset`."""
-        line = self.line_of(offset)
-        return RejectedLine(line, field, reason, self.line_text(line))
-
-
-def json_text(
-    lines: Iterable[bytes | str], *, what: str, hint: str = ""
-) -> JsonText | RejectedLine:
-    """The JSON document in `lines` (bytes not UTF-8 become U+FFFD, as they only ever sit in
-    strings), or the RejectedLine saying where it stops being JSON; `what` names the output
-    expected, `hint` is added to a parse error's reason."""
-    parts = [raw.decode(errors="replace") if isinstance(raw, bytes) else raw for raw in lines]
-    text = "".join(parts).removeprefix("\ufeff")
-    text = storable(text)
-    if not text.strip(_JSON_SPACE):
-        return RejectedLine(1, "file", f"empty: no JSON document, not {what}", "")
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        reason = f"not valid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
-        document = JsonText(text, None)
-        return RejectedLine(error.lineno, "file", reason + hint, document.line_text(error.lineno))
-    except RecursionError:
-        return RejectedLine(1, "file", f"JSON nested too deep to be {what}", "")
-    return JsonText(text, value)
-
-
-def _skip_space(text: str, index: int) -> int:
-    while index < len(text) and text[index] in _JSON_SPACE:
-        index += 1
-    return index
-
-
-def member_offsets(text: str, start: int, *, until: str | None = None) -> dict[str, int]:
-    """The offset of each key of the (valid) JSON object that opens at `start`; with `until`,
-    the walk stops at that key, whose value is then left unparsed."""
-    offsets: dict[str, int] = {}
-    index = _skip_space(text, start + 1)
-    while text[index] != "}":
-        if text[index] == ",":
-            index = _skip_space(text, index + 1)
-        key, after = _DECODER.raw_decode(text, index)
-        offsets[str(key)] = index
-        if key == until:
-            return offsets
-        value_start = _skip_space(text, _skip_space(text, after) + 1)  # past the ':'
-        _, index = _DECODER.raw_decode(text, value_start)
-        index = _skip_space(text, index)
-    return offsets
-
-
-def value_offset(text: str, key_offset: int) -> int:
-    """Where the value of the key at `key_offset` starts."""
-    _, after = _DECODER.raw_decode(text, key_offset)
-    return _skip_space(text, _skip_space(text, after) + 1)
-
-
-def element_offsets(text: str, start: int) -> list[int]:
-    """The offset of each element of the (valid) JSON array that opens at `start`."""
-    offsets: list[int] = []
-    index = _skip_space(text, start + 1)
-    while text[index] != "]":
-        if text[index] == ",":
-            index = _skip_space(text, index + 1)
-        offsets.append(index)
-        _, index = _DECODER.raw_decode(text, index)
-        index = _skip_space(text, index)
-    return offsets
 
 
 class QstatJsonReader:
@@ -201,7 +110,7 @@ class QstatJsonReader:
             kind = type(top).__name__
             yield document.rejected(0, "file", f"a JSON {kind}, not qstat -f -F json's object")
             return
-        offsets = member_offsets(document.text, _skip_space(document.text, 0), until="Jobs")
+        offsets = member_offsets(document.text, skip_space(document.text, 0), until="Jobs")
         problem = self._read_header(top, document, offsets)
         if problem is not None:
             yield problem
@@ -352,11 +261,6 @@ def _text(value: object) -> str:
     if isinstance(value, str):
         return storable(value)
     return json.dumps(value)
-
-
-def storable(text: str) -> str:
-    """`text` without lone surrogates, which UTF-8 cannot hold."""
-    return text if text.isascii() else text.encode(errors="replace").decode()
 
 
 def _is_number(value: object) -> bool:

@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from accounting.parsers.qstat import (
+from accounting.parsers.json_text import (
     JsonText,
     element_offsets,
     json_text,

@@ -1,7 +1,5 @@
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from django.conf import settings
 from django.core.management.base import CommandParser
 
 from accounting.management.commands._ingest import IngestCommand
@@ -21,16 +19,7 @@ class Command(IngestCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         super().add_arguments(parser)
         parser.add_argument("paths", nargs="+", metavar="FILE", help="qstat -f -F json output")
-        parser.add_argument(
-            "--timezone",
-            default=settings.TIME_ZONE,
-            help="the PBS server's time zone, in which qstat prints times (default: TIME_ZONE,"
-            f" {settings.TIME_ZONE})",
-        )
+        self.add_timezone(parser, "the PBS server's")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            zone = ZoneInfo(options["timezone"])
-        except (ZoneInfoNotFoundError, ValueError):
-            self.fail(f"--timezone {options['timezone']}: not a time zone (e.g. Europe/Oslo)")
-        self.run_ingest(options["paths"], options, time_zone=zone)
+        self.run_ingest(options["paths"], options, time_zone=self.time_zone(options))
