@@ -110,3 +110,28 @@ def test_a_job_of_an_entity_not_in_the_tree_is_ordered_last_by_standing(
     order = queue_order_get(cluster=Cluster.objects.get(pk=cluster.pk), at=now)
     assert order.ordered[-1].job_id == "105"
     assert asdict(JobRequest())["held"] is False
+
+
+@pytest.mark.usefixtures("samples")
+def test_seed_003_over_queued_jobs_of_the_white_papers_tree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # fairshare_tree_usage as pbsfs -g prints it for the white paper's tree (every leaf at
+    # 100 cput): L1 0.250936, L7 0.124844, L5 0.333750 — the %f text PBS hands the formula.
+    now = frozen_now(monkeypatch)
+    Cluster.objects.filter(name="whitepaper").update(
+        job_sort_formula="10*(ncpus/6656)+1000*(1-fairshare_tree_usage)+(eligible_time/86400)",
+        eligible_time_enable=True,
+    )
+    cluster = Cluster.objects.get(name="whitepaper")
+    queued_job_made(cluster, "1", "L1", "l1", 6656, 3600, now)
+    queued_job_made(cluster, "2", "L7", "l7", 1, 3600, now - timedelta(days=1))
+    queued_job_made(cluster, "3", "L5", "l5", 128, 3600, now - timedelta(days=2))
+    order = queue_order_get(cluster=cluster, at=now)
+    # L7: 10/6656 + 875.156 + 1; L1: 10 + 749.064 + 0; L5: 1280/6656 + 666.25 + 2 (float32)
+    assert [(job.entity, job.priority) for job in order.ordered] == [
+        ("L7", 876.1575317382812),
+        ("L1", 759.0640258789062),
+        ("L5", 668.4423217773438),
+    ]
+    assert order.ordered[1].values["fairshare_tree_usage"] == 0.250936

@@ -166,3 +166,18 @@ def test_job_priorities_orders_the_snapshot_as_seed_003_scores_it(
                                 "10*(ncpus/6656)", "1000*(1-fairshare_tree_usage)",
                                 "eligible_time/86400"]  # fmt: skip
     assert lines[-1].split() == ["held", "9", "cond", "cpu"]
+
+
+def test_a_job_of_an_entity_not_in_the_tree_waits_under_unknown(
+    run: Run, site: str, tmp_path: Path
+) -> None:
+    stranger = dict(QSTAT["Jobs"]["7.srv"], Account_Name="nobody")
+    snapshot = dict(QSTAT, Jobs={"10.srv": stranger})
+    path = write_file(tmp_path, "qstat.json", json.dumps(snapshot))
+    ran = run("import_qstat", path, "--cluster", site, "--timezone", "UTC")
+    assert "charged under `unknown`, as PBS does: nobody" in ran.out
+    job = Job.objects.get(cluster__name=site, job_id="10")
+    assert job.node is not None and job.node.parent is not None
+    assert job.node.parent.name == "unknown"
+    listed = run("job_priorities", "--cluster", site, "--format", "json")
+    assert [(job["job_id"], job["entity"]) for job in json.loads(listed.out)] == [("10", "nobody")]
