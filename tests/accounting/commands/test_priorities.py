@@ -177,7 +177,8 @@ def test_a_job_of_an_entity_not_in_the_tree_waits_under_unknown(
     ran = run("import_qstat", path, "--cluster", site, "--timezone", "UTC")
     assert "charged under `unknown`, as PBS does: nobody" in ran.out
     job = Job.objects.get(cluster__name=site, job_id="10")
-    assert job.node is not None and job.node.parent is not None
+    assert job.node is not None
+    assert job.node.parent is not None
     assert job.node.parent.name == "unknown"
     listed = run("job_priorities", "--cluster", site, "--format", "json")
     assert [(job["job_id"], job["entity"]) for job in json.loads(listed.out)] == [("10", "nobody")]
