@@ -8,7 +8,7 @@ this module only reads around them."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -46,13 +46,6 @@ class Ahead:
 
     def document(self) -> dict[str, float]:
         return {"jobs": self.jobs, "cores": self.cores, "core_hours": self.core_hours}
-
-
-def jobs_ahead(jobs: Iterable[QueuedJob]) -> Ahead:
-    listed = list(jobs)
-    return Ahead(
-        len(listed), sum(job.ncpus for job in listed), sum(job.core_hours for job in listed)
-    )
 
 
 @dataclass(frozen=True)
@@ -165,14 +158,13 @@ def job_priority_of(order: QueueOrder, job_id: str) -> JobPriority | None:
     node = Node.objects.filter(cluster=cluster, pk=job.node_id).first() if job.node_id else None
     path = node_path_get(node=node) if node is not None else []
     slurm = cluster.scheduler == Scheduler.SLURM
-    in_queue = sum(1 for other in order.ordered if other.queue == job.queue)
     return JobPriority(
         order=order,
         job=job,
         node=node,
         path=path,
-        in_queue=in_queue,
-        ahead=jobs_ahead(order.ahead_of(job)),
+        in_queue=order.queue_sizes.get(job.queue, 0),
+        ahead=Ahead(*order.ahead_sizes(job)),
         fairshare=fairshare_term(order, job),
         over=over_target(path, slurm=slurm),
         history=priority_history_get(cluster=cluster, job_id=job.job_id),
@@ -306,7 +298,7 @@ def person_jobs_get(
         queued: list[WaitingJob] = []
         if any(job.state == JobState.QUEUED for job in jobs):
             order = queue_order_get(cluster=cluster, at=priorities_at(cluster, now))
-            queues = _queue_sizes(order)
+            queues = order.queue_sizes
             queued = [
                 WaitingJob(
                     job, len(order.ordered), queues.get(job.queue, 0), fairshare_term(order, job)
@@ -316,13 +308,6 @@ def person_jobs_get(
             ]
         found.append(ClusterJobs(cluster, running, queued))
     return found
-
-
-def _queue_sizes(order: QueueOrder) -> Mapping[str, int]:
-    sizes: dict[str, int] = {}
-    for job in order.ordered:
-        sizes[job.queue] = sizes.get(job.queue, 0) + 1
-    return sizes
 
 
 def queue_get(*, cluster: Cluster, now: datetime) -> QueueOrder:

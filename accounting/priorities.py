@@ -17,6 +17,7 @@ from django.db.models.functions import Coalesce
 
 from accounting.models import IngestRun, Job, JobPriorityHistory
 from accounting.parsers.records import JobRequest, JobState
+from trees.bulk import collector_paused
 from trees.engine.formula import JOB_SORT_NAMES, Formula, FormulaError, parse_formula
 from trees.engine.job_sort import PbsJob, SortPolicy, Standing, job_priorities
 from trees.engine.multifactor import (
@@ -38,7 +39,7 @@ from trees.selectors.priority_config import multifactor_config_get, partitions_g
 
 QUEUED_FIELDS = (
     "pk", "job_id", "entity", "node_id", "user", "account", "project", "queue", "ncpus",
-    "ngpus", "nodes", "requested_walltime", "mpiprocs", "ctime", "qtime", "etime", "request",
+    "ngpus", "nodes", "requested_walltime", "mpiprocs", "submitted", "etime", "request",
 )  # fmt: skip
 FEW_ENTITIES = 50  # up to this many, their paths are read alone, not the whole tree
 _SEQUENCE = re.compile(r"(\d+)(?:\[(\d*)\]|_(\d+))?")
@@ -96,18 +97,33 @@ class QueueOrder:
     held: list[QueuedJob]
     formula: str  # PBS's job_sort_formula ("" for none; Slurm: "")
     problem: str = ""  # why the priorities could not be computed as configured
+    _by_id: dict[str, QueuedJob] = field(init=False, repr=False, compare=False)
+    queue_sizes: dict[str, int] = field(init=False, repr=False, compare=False)  # jobs a queue
+    _sums: tuple[list[int], list[float]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Worked out once for the order, which a web process keeps for the cycle: a page then
+        # finds its job, its queue's size and what is ahead of it without walking the queue.
+        jobs = {job.job_id: job for job in (*self.ordered, *self.held)}
+        sizes: dict[str, int] = {}
+        cores, core_hours = [0], [0.0]
+        for job in self.ordered:
+            sizes[job.queue] = sizes.get(job.queue, 0) + 1
+            cores.append(cores[-1] + job.ncpus)
+            core_hours.append(core_hours[-1] + job.core_hours)
+        object.__setattr__(self, "_by_id", jobs)
+        object.__setattr__(self, "queue_sizes", sizes)
+        object.__setattr__(self, "_sums", (cores, core_hours))
+
+    def ahead_sizes(self, job: QueuedJob) -> tuple[int, int, float]:
+        """How many jobs are considered before this one, their cores and their core-hours
+        (requested cores × requested walltime); a held job has every waiting job ahead."""
+        before = len(self.ordered) if job.position is None else job.position - 1
+        cores, core_hours = self._sums
+        return before, cores[before], core_hours[before]
 
     def find(self, job_id: str) -> QueuedJob | None:
-        for job in (*self.ordered, *self.held):
-            if job.job_id == job_id:
-                return job
-        return None
-
-    def ahead_of(self, job: QueuedJob) -> list[QueuedJob]:
-        """The jobs the scheduler considers before this one."""
-        if job.position is None:
-            return list(self.ordered)
-        return self.ordered[: job.position - 1]
+        return self._by_id.get(job_id)
 
 
 # The last order computed for each cluster, with what it was computed from: pages and the API
@@ -146,8 +162,19 @@ def queue_orders_forget() -> None:
     _ORDERS.clear()
 
 
+def queued_rows_get(*, cluster: Cluster, job_id: str | None = None) -> list[dict[str, Any]]:
+    """The cluster's queued rows (or that job's) as the orders read them: QUEUED_FIELDS, with
+    `submitted` its qtime, else its ctime."""
+    jobs = Job.objects.filter(cluster=cluster, state=JobState.QUEUED)
+    if job_id is not None:
+        jobs = jobs.filter(job_id=job_id)
+    return list(jobs.annotate(submitted=Coalesce("qtime", "ctime")).values(*QUEUED_FIELDS))
+
+
+# 100,000 jobs' objects made at once, none in a reference cycle: see trees/bulk.py.
+@collector_paused()
 def _queue_order(cluster: Cluster, at: datetime) -> QueueOrder:
-    rows = list(Job.objects.filter(cluster=cluster, state=JobState.QUEUED).values(*QUEUED_FIELDS))
+    rows = queued_rows_get(cluster=cluster)
     if cluster.scheduler == Scheduler.SLURM:
         return _slurm_order(cluster, at, rows)
     return pbs_order(cluster, at, rows)
@@ -289,7 +316,7 @@ def pbs_order(
         if request.held:
             held.append(_queued(row, request, None))
             continue
-        submitted = row["qtime"] or row["ctime"]
+        submitted = row["submitted"]
         waiting.append(
             PbsJob(
                 job_id=row["job_id"],
@@ -328,7 +355,7 @@ def _queued(row: Mapping[str, Any], request: JobRequest, result: Any) -> QueuedJ
         queue=row["queue"],
         ncpus=row["ncpus"],
         walltime=row["requested_walltime"],
-        submitted=row["qtime"] or row["ctime"],
+        submitted=row["submitted"],
         held=request.held,
         reason=request.reason,
         priority=None if result is None else result.value,
@@ -399,7 +426,7 @@ class SlurmQueue:
 
 def slurm_job(row: Mapping[str, Any], request: JobRequest, fs_factor: float) -> PriorityJob:
     """What the factors read of a stored pending job."""
-    submitted = row["qtime"] or row["ctime"]
+    submitted = row["submitted"]
     sequence = _SEQUENCE.match(row["job_id"])
     return PriorityJob(
         job_id=int(sequence.group(1)) if sequence else 0,
@@ -439,7 +466,7 @@ def _slurm_order(cluster: Cluster, at: datetime, rows: list[dict[str, Any]]) -> 
     # Pending jobs by priority, then submission, then job id: the order of the main
     # scheduler's queue within one partition tier (job_scheduler.c sort_job_queue2).
     scored.sort(
-        key=lambda item: (-item[3], item[0]["qtime"] or item[0]["ctime"] or at,
+        key=lambda item: (-item[3], item[0]["submitted"] or at,
                           _rank_key(item[0]["job_id"]))
     )  # fmt: skip
     in_queue: dict[str, int] = {}
@@ -470,11 +497,7 @@ class SlurmResult:
 def job_priority_get(*, cluster: Cluster, job_id: str, at: datetime) -> QueuedJob | None:
     """One queued job's priority and terms at `at`, computed for it alone (its place among
     the others is the cycles': stored_place_get); None when it is not queued."""
-    rows = list(
-        Job.objects.filter(cluster=cluster, state=JobState.QUEUED, job_id=job_id).values(
-            *QUEUED_FIELDS
-        )
-    )
+    rows = queued_rows_get(cluster=cluster, job_id=job_id)
     if not rows:
         return None
     order = (
@@ -541,7 +564,7 @@ def sprio_rows_get(*, cluster: Cluster, at: datetime) -> tuple[MultifactorConfig
     may run in, with the factors as of that moment."""
     now = epoch_seconds(at)
     queue = SlurmQueue.of(cluster)
-    rows = list(Job.objects.filter(cluster=cluster, state=JobState.QUEUED).values(*QUEUED_FIELDS))
+    rows = queued_rows_get(cluster=cluster)
     fs_factors = dict(
         Node.objects.filter(
             cluster=cluster, pk__in={row["node_id"] for row in rows if row["node_id"]}

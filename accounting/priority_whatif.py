@@ -14,12 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from accounting.job_priority import priorities_at
-from accounting.models import Job
-from accounting.parsers.records import JobState
 from accounting.priorities import (
-    QUEUED_FIELDS,
     pbs_order,
     queue_order_get,
+    queued_rows_get,
 )
 from trees.engine.job_sort import Standing
 from trees.engine.pbs import FAIRSHARE_MIN_USAGE, PbsMetrics, PbsTree, compute, deserving_key, f32
@@ -51,7 +49,7 @@ class PriorityWhatIf:
 
 def priority_whatif_get(*, cluster: Cluster, job_id: str, now: datetime) -> PriorityWhatIf | None:
     """The projection for the queued job of that id (None when no such job waits)."""
-    rows = list(Job.objects.filter(cluster=cluster, state=JobState.QUEUED).values(*QUEUED_FIELDS))
+    rows = queued_rows_get(cluster=cluster)
     mine = next((row for row in rows if row["job_id"] == job_id), None)
     if mine is None:
         return None

@@ -30,7 +30,12 @@ SEED_003 = "10*(ncpus/6656)+1000*(1-fairshare_tree_usage)+(eligible_time/86400)"
 def child() -> None:
     import django
 
-    os.environ["DATABASE_URL"] = database_url(DATABASE)
+    os.environ.update(
+        DATABASE_URL=database_url(DATABASE),
+        SECRET_KEY="bench-only-" + "k" * 50,
+        ALLOWED_HOSTS="testserver",
+        SECURE_SSL_REDIRECT="0",
+    )
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fairshare_site.settings")
     django.setup()
     from django.contrib.auth.models import User
@@ -41,7 +46,7 @@ def child() -> None:
     app.conf.update(task_always_eager=False, broker_url="memory://localhost/")
 
     from accounting.models import Job
-    from accounting.priorities import queue_order_get
+    from accounting.priorities import queue_order_get, queue_orders_forget
     from accounting.services.cycles import cycle_run
     from bench.engine import synthetic_site
     from trees.formats.usage_file import UsageFile
@@ -89,12 +94,17 @@ def child() -> None:
     )
     timings = []
     for _ in range(3):
+        queue_orders_forget()  # each time from the database, as a web process's first read
         started = time.perf_counter()
         order = queue_order_get(cluster=cluster, at=NOW)
         timings.append(time.perf_counter() - started)
+    started = time.perf_counter()
+    queue_order_get(cluster=cluster, at=NOW)
+    kept = time.perf_counter() - started
     print(
         f"priorities of {len(order.ordered):,} queued jobs (read, evaluated, ordered):"
-        f" {statistics.median(timings):.2f} s (median of 3; target: under 2 s)"
+        f" {statistics.median(timings):.2f} s (median of 3; target: under 2 s); the same"
+        f" order again in the same cycle, kept by the process: {kept * 1000:.0f} ms"
     )
     started = time.perf_counter()
     cycle_run(cluster=cluster, now=NOW)
@@ -107,7 +117,11 @@ def child() -> None:
     client.force_login(admin)
     middle = order.ordered[len(order.ordered) // 2].job_id
     url = f"/clusters/bench/jobs/{middle}/"
-    assert client.get(url).status_code == 200
+    queue_orders_forget()
+    started = time.perf_counter()
+    first = client.get(url)
+    cold = time.perf_counter() - started
+    assert first.status_code == 200, first.status_code
     timings = []
     for _ in range(21):
         started = time.perf_counter()
@@ -115,7 +129,8 @@ def child() -> None:
         timings.append(time.perf_counter() - started)
     print(
         f"the job page of the {len(order.ordered) // 2:,}th of {QUEUED:,} waiting jobs:"
-        f" {statistics.median(timings) * 1000:.0f} ms (median of 21; target: under 100 ms)"
+        f" {statistics.median(timings) * 1000:.0f} ms (median of 21; target: under 100 ms);"
+        f" the first in its cycle, which orders the queue: {cold:.2f} s"
     )
 
 

@@ -6,9 +6,7 @@ from datetime import datetime
 import pytest
 from django.utils import timezone
 
-from accounting.models import Job
-from accounting.parsers.records import JobState
-from accounting.priorities import QUEUED_FIELDS, pbs_order, queue_order_get
+from accounting.priorities import pbs_order, queue_order_get, queued_rows_get
 from accounting.priority_whatif import (
     decayed_once,
     priority_whatif_get,
@@ -36,7 +34,7 @@ def test_with_the_tree_unchanged_the_order_is_the_scheduler_s(site: Cluster) -> 
     """The projection orders the queue itself: with the tree as stored it must give what
     accounting.priorities gives, job for job and term for term."""
     at = timezone.now()
-    rows = list(Job.objects.filter(cluster=site, state=JobState.QUEUED).values(*QUEUED_FIELDS))
+    rows = queued_rows_get(cluster=site)
     pbs = pbs_tree_get(cluster=site)
     again = pbs_order(site, at, rows, standings_of(site, pbs, compute(pbs)))
     stored = queue_order_get(cluster=site, at=at)
