@@ -10,7 +10,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from trees.engine.formula import JOB_SORT_NAMES, FormulaError, parse_formula
 from trees.formats.pbsfs import UsageDatabase
 from trees.models import Cluster, Scheduler, SettingChange
 from trees.services.pbs_store import pbs_store
@@ -117,21 +116,6 @@ def _setting_text(value: object) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     return str(value)
-
-
-def job_sort_formula_set(*, cluster: Cluster, formula: str) -> None:
-    """The cluster's `job_sort_formula` (a PBS server attribute, set with qmgr); "" for none.
-
-    A formula that does not parse, or names what PBS does not know, is refused with where.
-    """
-    if formula:
-        try:
-            parse_formula(formula, (*JOB_SORT_NAMES, *cluster.custom_resources), python=True)
-        except FormulaError as exc:
-            raise ValidationError({"job_sort_formula": f"{formula!r}: {exc}"}) from exc
-    with transaction.atomic():
-        cluster.job_sort_formula = formula
-        cluster.save(update_fields=["job_sort_formula"])
 
 
 def cluster_delete(*, name: str) -> bool:

@@ -1,10 +1,9 @@
-"""trees.services.clusters: the job_sort_formula, removing a cluster with all it holds."""
+"""trees.services.clusters: removing a cluster with all it holds."""
 
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.exceptions import ValidationError
 
 from accounting.models import Cycle, IngestRun, Job, NodeHistory
 from accounting.services.cycles import cycle_run
@@ -12,25 +11,12 @@ from tests.accounting.services.test_ingest import DAY1, pbs_ingest
 from tests.conftest import write_file
 from trees.engine.times import epoch_time
 from trees.models import Cluster, Membership, Node, Role, ShareChange, TreeJsonRow
-from trees.selectors.clusters import cluster_get, node_get
-from trees.services.clusters import cluster_delete, job_sort_formula_set
+from trees.selectors.clusters import node_get
+from trees.services.clusters import cluster_delete
 from trees.services.people import login_set, membership_set
 from trees.services.tree_json import tree_json_write
 
 pytestmark = pytest.mark.django_db
-
-SEED_003 = "10*(ncpus/6656)+1000*(1-fairshare_tree_usage)+(eligible_time/86400)"
-
-
-def test_the_job_sort_formula_is_stored_once_it_parses(site: Cluster) -> None:
-    job_sort_formula_set(cluster=site, formula=SEED_003)
-    assert cluster_get(name="site").job_sort_formula == SEED_003
-    with pytest.raises(ValidationError) as refused:
-        job_sort_formula_set(cluster=site, formula="1000*(1-fairshare_tree_usge)")
-    assert "fairshare_tree_usge" in str(refused.value)
-    assert cluster_get(name="site").job_sort_formula == SEED_003
-    job_sort_formula_set(cluster=site, formula="")
-    assert cluster_get(name="site").job_sort_formula == ""
 
 
 def test_removing_a_cluster_takes_all_it_holds(site: Cluster, tmp_path: Path) -> None:
