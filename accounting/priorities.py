@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, F, Max, Sum, Value
+from django.db.models import Count, Max
 from django.db.models.functions import Coalesce
 
 from accounting.models import IngestRun, Job, JobPriorityHistory
@@ -41,7 +41,6 @@ QUEUED_FIELDS = (
     "pk", "job_id", "entity", "node_id", "user", "account", "project", "queue", "ncpus",
     "ngpus", "nodes", "requested_walltime", "mpiprocs", "submitted", "etime", "request",
 )  # fmt: skip
-FEW_ENTITIES = 50  # up to this many, their paths are read alone, not the whole tree
 _SEQUENCE = re.compile(r"(\d+)(?:\[(\d*)\]|_(\d+))?")
 
 
@@ -162,12 +161,10 @@ def queue_orders_forget() -> None:
     _ORDERS.clear()
 
 
-def queued_rows_get(*, cluster: Cluster, job_id: str | None = None) -> list[dict[str, Any]]:
-    """The cluster's queued rows (or that job's) as the orders read them: QUEUED_FIELDS, with
-    `submitted` its qtime, else its ctime."""
+def queued_rows_get(*, cluster: Cluster) -> list[dict[str, Any]]:
+    """The cluster's queued rows as the orders read them: QUEUED_FIELDS, with `submitted` its
+    qtime, else its ctime."""
     jobs = Job.objects.filter(cluster=cluster, state=JobState.QUEUED)
-    if job_id is not None:
-        jobs = jobs.filter(job_id=job_id)
     return list(jobs.annotate(submitted=Coalesce("qtime", "ctime")).values(*QUEUED_FIELDS))
 
 
@@ -236,20 +233,10 @@ def eligible_seconds(
 def _standings(cluster: Cluster, node_ids: Iterable[int]) -> dict[int, Standing]:
     """Each entity node's numbers as the scheduler holds them, with its path's deserving key."""
     wanted = set(node_ids)
-    columns = ("id", "parent_id", "fairshare_perc", "fairshare_tree_usage", "usage")
-    nodes: dict[int, tuple[int | None, float, float, float]] = {}
-    if len(wanted) > FEW_ENTITIES:
-        rows = Node.objects.filter(cluster=cluster).values_list(*columns)
-        nodes = {
-            pk: (parent, perc, tree_usage, usage) for pk, parent, perc, tree_usage, usage in rows
-        }
-    else:  # a few paths, read level by level: a job's page, not the whole tree
-        missing = wanted
-        while missing:
-            rows = Node.objects.filter(cluster=cluster, pk__in=missing).values_list(*columns)
-            for pk, parent, perc, tree_usage, usage in rows:
-                nodes[pk] = (parent, perc, tree_usage, usage)
-            missing = {row[0] for row in nodes.values() if row[0] is not None} - set(nodes)
+    rows = Node.objects.filter(cluster=cluster).values_list(
+        "id", "parent_id", "fairshare_perc", "fairshare_tree_usage", "usage"
+    )
+    nodes = {pk: (parent, perc, tree_usage, usage) for pk, parent, perc, tree_usage, usage in rows}
     standings = {}
     for node_id in wanted:
         if node_id not in nodes:
@@ -494,69 +481,9 @@ class SlurmResult:
     under_threshold: bool = False
 
 
-def job_priority_get(*, cluster: Cluster, job_id: str, at: datetime) -> QueuedJob | None:
-    """One queued job's priority and terms at `at`, computed for it alone (its place among
-    the others is the cycles': stored_place_get); None when it is not queued."""
-    rows = queued_rows_get(cluster=cluster, job_id=job_id)
-    if not rows:
-        return None
-    order = (
-        _slurm_order(cluster, at, rows)
-        if cluster.scheduler == Scheduler.SLURM
-        else (pbs_order(cluster, at, rows))
-    )
-    return order.find(job_id)
-
-
-@dataclass(frozen=True)
-class StoredPlace:
-    """Where the last cycle that computed the queue put a job, and what was ahead of it."""
-
-    at: datetime
-    priority: float | None
-    position: int
-    queue_position: int
-    waiting: int  # jobs the scheduler considered then
-    ahead: int
-    ahead_cores: int
-    ahead_core_hours: float
-
-
-def stored_place_get(*, cluster: Cluster, job_id: str) -> StoredPlace | None:
-    """The job's place at the last cycle that kept it (None before one has): the read side of
-    a big queue, which the cycles order so that a page need not."""
-    mine = JobPriorityHistory.objects.filter(cluster=cluster, job_id=job_id).order_by("-at").first()
-    if mine is None:
-        return None
-    then = JobPriorityHistory.objects.filter(cluster=cluster, at=mine.at)
-    ahead_ids = then.filter(position__lt=mine.position).values("job_id")
-    sizes = Job.objects.filter(
-        cluster=cluster, state=JobState.QUEUED, job_id__in=ahead_ids
-    ).aggregate(
-        cores=Sum("ncpus"),
-        core_seconds=Sum(F("ncpus") * Coalesce(F("requested_walltime"), Value(0))),
-    )
-    return StoredPlace(
-        at=mine.at,
-        priority=mine.priority,
-        position=mine.position,
-        queue_position=mine.queue_position,
-        waiting=then.count(),
-        ahead=mine.position - 1,
-        ahead_cores=sizes["cores"] or 0,
-        ahead_core_hours=(sizes["core_seconds"] or 0) / 3600,
-    )
-
-
 def priority_history_get(*, cluster: Cluster, job_id: str) -> list[JobPriorityHistory]:
     """The priority and place the cycles recorded for a job while it waited, oldest first."""
     return list(JobPriorityHistory.objects.filter(cluster=cluster, job_id=job_id).order_by("at"))
-
-
-def jobs_of_entities(order: QueueOrder, node_ids: Sequence[int]) -> list[QueuedJob]:
-    """The queued jobs (considered first, then held) charged to these nodes."""
-    wanted = set(node_ids)
-    return [job for job in (*order.ordered, *order.held) if job.node_id in wanted]
 
 
 def sprio_rows_get(*, cluster: Cluster, at: datetime) -> tuple[MultifactorConfig, list[SprioRow]]:

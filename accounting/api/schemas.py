@@ -20,6 +20,7 @@ class FileCountsSerializer(s.Serializer):  # type: ignore[type-arg]
     rejected = s.IntegerField()
     running = s.IntegerField()
     queued = s.IntegerField()
+    left_queue = s.IntegerField(help_text="queued jobs a snapshot of the queue no longer lists")
     record_types = s.DictField(child=s.IntegerField())
 
 

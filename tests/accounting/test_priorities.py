@@ -4,7 +4,6 @@ queue site's numbers are computed by hand in tests/trees/queue_site.py)."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from datetime import timedelta
 
 import pytest
@@ -109,7 +108,6 @@ def test_a_job_of_an_entity_not_in_the_tree_is_ordered_last_by_standing(
     Job.objects.filter(pk=stranger.pk).update(node=None, entity="nobody")
     order = queue_order_get(cluster=Cluster.objects.get(pk=cluster.pk), at=now)
     assert order.ordered[-1].job_id == "105"
-    assert asdict(JobRequest())["held"] is False
 
 
 @pytest.mark.usefixtures("samples")

@@ -108,6 +108,10 @@ def test_bob_finds_his_jobs_on_his_landing_page(bob: Page, job_id: str) -> None:
     expect(bob.get_by_role("heading", level=1)).to_have_text(re.compile(r"^Job 1299999\[1\]"))
     bob.goto("/")
     fits(bob, "landing-bob-jobs")
+    bob.goto("/me/")
+    mine = bob.locator("#my-jobs")
+    expect(mine).to_have_text(re.compile("^My jobs as "))
+    fits(bob, "me-bob-jobs")
 
 
 def test_a_hostile_job_id_is_the_site_s_404(bob: Page) -> None:

@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TypeVar
 
 __all__ = [
     "DEFAULT_SCHED",
@@ -525,19 +526,10 @@ class _Reader:
     def _queue(
         self, number: int, command: str, name: str, pairs: list[_Pair]
     ) -> list[Callable[[], None]]:
-        if not name:
-            raise _Problem("line", f"{command} queue without a queue name")
-        queues = self.result.queues
         changes: list[Callable[[], None]] = []
-        if command == "create":
-            if name in queues:
-                raise _Problem(f"create queue {name}", "the queue was created before")
-            queue = QmgrQueue(name, number)
-            changes.append(lambda: queues.__setitem__(name, queue))
-        elif name not in queues:
-            raise _Problem(f"set queue {name}", "no `create queue` for this queue before")
-        else:
-            queue = queues[name]
+        queue = _object_named(
+            "queue", command, name, self.result.queues, partial(QmgrQueue, name, number), changes
+        )
         for pair in pairs:
             canonical = _QUEUE_NAMES.get(pair.name.lower())
             attribute = canonical or pair.name
@@ -553,19 +545,11 @@ class _Reader:
     def _resource(
         self, number: int, command: str, name: str, pairs: list[_Pair]
     ) -> list[Callable[[], None]]:
-        if not name:
-            raise _Problem("line", f"{command} resource without a resource name")
-        resources = self.result.resources
         changes: list[Callable[[], None]] = []
-        if command == "create":
-            if name in resources:
-                raise _Problem(f"create resource {name}", "the resource was created before")
-            resource = QmgrResource(name, number)
-            changes.append(lambda: resources.__setitem__(name, resource))
-        elif name not in resources:
-            raise _Problem(f"set resource {name}", "no `create resource` for it before")
-        else:
-            resource = resources[name]
+        resource = _object_named(
+            "resource", command, name, self.result.resources,
+            partial(QmgrResource, name, number), changes,
+        )  # fmt: skip
         for pair in pairs:
             field = f"{command} resource {name} {pair.key}"
             _single(field, pair)
@@ -620,6 +604,32 @@ class _Reader:
         if name == "scheduler_iteration":
             return self._iteration(field, pair)
         return _nothing
+
+
+_Named = TypeVar("_Named")
+
+
+def _object_named(
+    kind: str,
+    command: str,
+    name: str,
+    made: dict[str, _Named],
+    make: Callable[[], _Named],
+    changes: list[Callable[[], None]],
+) -> _Named:
+    """The queue or resource a `create` or `set` line names: a new one for `create` (added
+    when the line is applied), the one created before for `set`; raises _Problem otherwise."""
+    if not name:
+        raise _Problem("line", f"{command} {kind} without a {kind} name")
+    if command == "create":
+        if name in made:
+            raise _Problem(f"create {kind} {name}", f"the {kind} was created before")
+        new = make()
+        changes.append(lambda: made.__setitem__(name, new))
+        return new
+    if name not in made:
+        raise _Problem(f"set {kind} {name}", f"no `create {kind}` for this {kind} before")
+    return made[name]
 
 
 def _typed_queue(queue: QmgrQueue, field: str, name: str, pair: _Pair) -> Callable[[], None]:

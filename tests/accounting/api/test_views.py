@@ -20,6 +20,7 @@ from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 
+from accounting.api.schemas import FileCountsSerializer, IngestAnswerSerializer
 from accounting.models import IngestRun, Job, PushedAccounting
 from tests.cast import login, login_made, member_made, node
 from tests.conftest import SHARED, write_file
@@ -303,3 +304,10 @@ def test_an_admin_s_write_token_pushes(client: Client) -> None:
     answer = push(client, MORNING, HTTP_AUTHORIZATION=f"Bearer {secret}")
     assert answer.status_code == 200
     assert answer.json()["ingested"] == 1
+
+
+@pytest.mark.usefixtures("admin")
+def test_the_answer_has_the_fields_its_schema_says(client: Client) -> None:
+    answer = push(client, MORNING).json()
+    assert set(answer) == set(IngestAnswerSerializer().fields)
+    assert set(answer["files"][0]) == set(FileCountsSerializer().fields)
