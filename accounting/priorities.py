@@ -12,14 +12,14 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Sum
 from django.db.models.functions import Coalesce
 
 from accounting.models import IngestRun, Job, JobPriorityHistory
 from accounting.parsers.records import JobRequest, JobState
-from trees.bulk import collector_paused
+from trees.bulk import EpochMicroseconds, collector_paused, rows_read
 from trees.engine.formula import JOB_SORT_NAMES, Formula, FormulaError, parse_formula
-from trees.engine.job_sort import PbsJob, SortPolicy, Standing, job_priorities
+from trees.engine.job_sort import PbsJob, SortPolicy, Standing, job_order
 from trees.engine.multifactor import (
     Factors,
     MultifactorConfig,
@@ -31,20 +31,22 @@ from trees.engine.multifactor import (
     partition_factor_max,
     qos_priority_max,
 )
-from trees.engine.pbs import deserving_key
-from trees.engine.times import epoch_seconds
+from trees.engine.pbs import deserving_keys
+from trees.engine.times import epoch_microseconds_time, epoch_seconds
 from trees.formats.sprio import SprioRow, sprio_row
 from trees.models import Cluster, Node, Queue, Scheduler, SettingChange
 from trees.selectors.priority_config import multifactor_config_get, partitions_get, qos_get
 
 QUEUED_FIELDS = (
     "pk", "job_id", "entity", "node_id", "user", "account", "project", "queue", "ncpus",
-    "ngpus", "nodes", "requested_walltime", "mpiprocs", "submitted", "etime", "request",
+    "ngpus", "nodes", "requested_walltime", "mpiprocs", "submitted_us", "etime_us", "request",
 )  # fmt: skip
 _SEQUENCE = re.compile(r"(\d+)(?:\[(\d*)\]|_(\d+))?")
 
 
-@dataclass(frozen=True)
+# Not frozen: 100,000 are made for a big queue's order, and a frozen dataclass's __init__ is
+# five times slower. Nothing changes one once made (a web process shares them between pages).
+@dataclass(slots=True)
 class QueuedJob:
     """A queued job, its priority and where it stands; `position` None for a held job."""
 
@@ -56,7 +58,7 @@ class QueuedJob:
     queue: str
     ncpus: int
     walltime: int | None  # requested, seconds
-    submitted: datetime | None
+    submitted_us: int | None  # when it entered its queue, µs since the epoch
     held: bool
     reason: str  # the scheduler's own comment or pending reason
     priority: float | None  # PBS without a formula: None (the order alone says)
@@ -66,6 +68,11 @@ class QueuedJob:
     values: dict[str, float] = field(default_factory=dict)  # what the formula was given
     error: str | None = None  # PBS: why the formula gave 0 for this job
     under_threshold: bool = False
+
+    @property
+    def submitted(self) -> datetime | None:
+        """When it entered its queue (qtime, else ctime)."""
+        return None if self.submitted_us is None else epoch_microseconds_time(self.submitted_us)
 
     @property
     def core_hours(self) -> float:
@@ -127,51 +134,71 @@ class QueueOrder:
 
 # The last order computed for each cluster, with what it was computed from: pages and the API
 # ask at the cycle instants (accounting.job_priority.priorities_at), so a web process orders a
-# big queue once a cycle, not once a request.
+# big queue once a cycle, not once a request. The queued rows it was read from are kept apart:
+# they change only when jobs come, go or are re-entered, not at each cycle.
 _ORDERS: dict[int, tuple[tuple[object, ...], QueueOrder]] = {}
+_ROWS: dict[int, tuple[tuple[object, ...], list[dict[str, Any]]]] = {}
 
 
 def queue_order_get(*, cluster: Cluster, at: datetime) -> QueueOrder:
     """Every queued job of the cluster with its priority and place at `at`."""
-    key = _order_key(cluster, at)
+    rows_key = _rows_key(cluster)
+    key = (_order_key(cluster, at), rows_key)
     kept = _ORDERS.get(cluster.pk)
     if kept is not None and kept[0] == key:
         return kept[1]
-    order = _queue_order(cluster, at)
+    order = _queue_order(cluster, at, rows_key)
     _ORDERS[cluster.pk] = (key, order)
     return order
 
 
-def _order_key(cluster: Cluster, at: datetime) -> tuple[object, ...]:
-    """What an order depends on: the moment, the tree's numbers as last stored, the policy,
-    the queued rows (how many, the newest) and the last ingestion (a snapshot's requests)."""
+def _rows_key(cluster: Cluster) -> tuple[object, ...]:
+    """What the queued rows depend on: how many, the newest, the entities they are charged to
+    (a node removed from the tree leaves its jobs without one), and the last ingestion (a
+    snapshot's requests, a job that left the queue)."""
     queued = Job.objects.filter(cluster=cluster, state=JobState.QUEUED).aggregate(
-        count=Count("pk"), newest=Max("pk")
+        count=Count("pk"), newest=Max("pk"), nodes=Sum("node_id"), charged=Count("node_id")
     )
     last_ingest = IngestRun.objects.filter(cluster=cluster).aggregate(last=Max("pk"))["last"]
+    return (*queued.values(), last_ingest)
+
+
+def _order_key(cluster: Cluster, at: datetime) -> tuple[object, ...]:
+    """What an order depends on besides the rows: the moment, the tree's numbers as last
+    stored, the policy, and the last setting change (a queue's Priority, a partition)."""
     changed = SettingChange.objects.filter(cluster=cluster).aggregate(last=Max("pk"))["last"]
     return (at, cluster.metrics_updated_at, cluster.job_sort_formula, cluster.fair_share,
             cluster.by_queue, json.dumps(cluster.job_sort_key), cluster.eligible_time_enable,
             cluster.job_sort_formula_threshold, json.dumps(cluster.slurm_priority),
-            queued["count"], queued["newest"], last_ingest, changed)  # fmt: skip
+            changed)  # fmt: skip
 
 
 def queue_orders_forget() -> None:
-    """Drop the orders kept (tests that rewrite rows in place between two reads)."""
+    """Drop the orders and rows kept (tests that rewrite rows in place between two reads)."""
     _ORDERS.clear()
+    _ROWS.clear()
 
 
 def queued_rows_get(*, cluster: Cluster) -> list[dict[str, Any]]:
-    """The cluster's queued rows as the orders read them: QUEUED_FIELDS, with `submitted` its
-    qtime, else its ctime."""
-    jobs = Job.objects.filter(cluster=cluster, state=JobState.QUEUED)
-    return list(jobs.annotate(submitted=Coalesce("qtime", "ctime")).values(*QUEUED_FIELDS))
+    """The cluster's queued rows as the orders read them: QUEUED_FIELDS, with `submitted_us`
+    its qtime, else its ctime, and `etime_us` its etime, in µs since the epoch."""
+    jobs = Job.objects.filter(cluster=cluster, state=JobState.QUEUED).annotate(
+        submitted_us=EpochMicroseconds(Coalesce("qtime", "ctime")),
+        etime_us=EpochMicroseconds("etime"),
+    )
+    rows = rows_read(jobs.values_list(*QUEUED_FIELDS))
+    return [dict(zip(QUEUED_FIELDS, row, strict=True)) for row in rows]
 
 
 # 100,000 jobs' objects made at once, none in a reference cycle: see trees/bulk.py.
 @collector_paused()
-def _queue_order(cluster: Cluster, at: datetime) -> QueueOrder:
-    rows = queued_rows_get(cluster=cluster)
+def _queue_order(cluster: Cluster, at: datetime, rows_key: tuple[object, ...]) -> QueueOrder:
+    kept = _ROWS.get(cluster.pk)
+    if kept is not None and kept[0] == rows_key:
+        rows = kept[1]
+    else:
+        rows = queued_rows_get(cluster=cluster)
+        _ROWS[cluster.pk] = (rows_key, rows)
     if cluster.scheduler == Scheduler.SLURM:
         return _slurm_order(cluster, at, rows)
     return pbs_order(cluster, at, rows)
@@ -191,8 +218,24 @@ def job_request(row: Mapping[str, Any]) -> JobRequest:
     return JobRequest(**{key: value for key, value in stored.items() if key in _REQUEST_FIELDS})
 
 
+def job_requests(rows: Iterable[Mapping[str, Any]]) -> list[JobRequest]:
+    """Each row's job_request; rows storing the same text share one (read-only) request, as the
+    jobs of a batch often ask for the same."""
+    parsed: dict[str | None, JobRequest] = {}
+    requests = []
+    for row in rows:
+        text = row["request"]
+        request = parsed.get(text)
+        if request is None:
+            request = parsed[text] = job_request(row)
+        requests.append(request)
+    return requests
+
+
 def _rank_key(job_id: str) -> tuple[int, int, str]:
     """Job ids in the order servers number them: the sequence, then the array index."""
+    if job_id.isdigit():  # most are a plain sequence number
+        return (int(job_id), 0, job_id)
     match = _SEQUENCE.match(job_id)
     if match is None:
         return (2**63, 0, job_id)
@@ -203,7 +246,7 @@ def _rank_key(job_id: str) -> tuple[int, int, str]:
 def _pbs_resources(row: Mapping[str, Any], request: JobRequest) -> dict[str, float]:
     """The Resource_List amounts: the request's, else what the row says it asked for."""
     if request.resources:
-        return dict(request.resources)
+        return request.resources  # shared by the jobs of one request text: read, never changed
     resources: dict[str, float] = {"ncpus": row["ncpus"], "ngpus": row["ngpus"]}
     if row["nodes"]:
         resources["nodect"] = row["nodes"]
@@ -226,34 +269,29 @@ def eligible_seconds(
         since = (now - request.sampled) if request.sampled is not None else 0
         growing = request.accrue_type in (None, 2)
         return max(0, request.eligible_time + (max(since, 0) if growing else 0))
-    etime = row["etime"]
-    return max(0, now - epoch_seconds(etime)) if etime is not None else 0
+    etime_us = row["etime_us"]
+    return max(0, now - etime_us // 1_000_000) if etime_us is not None else 0
 
 
 def _standings(cluster: Cluster, node_ids: Iterable[int]) -> dict[int, Standing]:
     """Each entity node's numbers as the scheduler holds them, with its path's deserving key."""
-    wanted = set(node_ids)
-    rows = Node.objects.filter(cluster=cluster).values_list(
-        "id", "parent_id", "fairshare_perc", "fairshare_tree_usage", "usage"
-    )
-    nodes = {pk: (parent, perc, tree_usage, usage) for pk, parent, perc, tree_usage, usage in rows}
-    standings = {}
-    for node_id in wanted:
-        if node_id not in nodes:
-            continue
-        levels = []
-        step: int | None = node_id
-        while step is not None and nodes[step][0] is not None:
-            parent, perc, _, usage = nodes[step]
-            levels.append((perc, usage))
-            step = parent
-        _, perc, tree_usage, _ = nodes[node_id]
-        standings[node_id] = Standing(
-            fairshare_perc=perc,
-            fairshare_tree_usage=tree_usage,
-            deserving=deserving_key(reversed(levels)),
+    rows = rows_read(
+        Node.objects.filter(cluster=cluster).values_list(
+            "id", "parent_id", "fairshare_perc", "fairshare_tree_usage", "usage"
         )
-    return standings
+    )
+    parents, levels, tree_usages = {}, {}, {}
+    for pk, parent, perc, tree_usage, usage in rows:
+        parents[pk] = parent
+        levels[pk] = (perc, usage)
+        tree_usages[pk] = tree_usage
+    keys = deserving_keys(parents, levels, {pk for pk in node_ids if pk in parents})
+    return {
+        pk: Standing(
+            fairshare_perc=levels[pk][0], fairshare_tree_usage=tree_usages[pk], deserving=key
+        )
+        for pk, key in keys.items()
+    }
 
 
 _NO_STANDING = Standing(fairshare_perc=0.0, fairshare_tree_usage=0.0, deserving=((1, 0.0),))
@@ -292,67 +330,67 @@ def pbs_order(
         queue_priorities=queues,
         threshold=cluster.job_sort_formula_threshold,
     )
-    requests = {row["job_id"]: job_request(row) for row in rows}
+    requests = job_requests(rows)
     if standings is None:
         standings = _standings(cluster, (row["node_id"] for row in rows if row["node_id"]))
-    ranks = {job_id: rank for rank, job_id in enumerate(sorted(requests, key=_rank_key), start=1)}
-    waiting, held = [], []
-    by_id = {row["job_id"]: row for row in rows}
-    for row in rows:
-        request = requests[row["job_id"]]
+    ranks = {
+        job_id: rank
+        for rank, job_id in enumerate(sorted((row["job_id"] for row in rows), key=_rank_key), 1)
+    }
+    enabled = cluster.eligible_time_enable
+    waiting: list[PbsJob] = []
+    considered: list[tuple[dict[str, Any], JobRequest]] = []
+    held = []
+    for row, request in zip(rows, requests, strict=True):
         if request.held:
             held.append(_queued(row, request, None))
             continue
-        submitted = row["submitted"]
+        submitted_us = row["submitted_us"]
+        accrue_type = request.accrue_type
         waiting.append(
             PbsJob(
                 job_id=row["job_id"],
                 entity=row["entity"],
                 queue=row["queue"],
                 resources=_pbs_resources(row, request),
-                eligible_time=eligible_seconds(
-                    row, request, now, enabled=cluster.eligible_time_enable
-                ),
+                eligible_time=eligible_seconds(row, request, now, enabled=enabled),
                 queue_priority=queues.get(row["queue"], 0),
                 job_priority=request.job_priority,
-                accrue_type=request.accrue_type
-                if request.accrue_type is not None
-                else (2 if row["etime"] is not None else 1),
-                qrank=int(submitted.timestamp() * 1_000_000) if submitted else 0,
+                accrue_type=accrue_type
+                if accrue_type is not None
+                else (2 if row["etime_us"] is not None else 1),
+                qrank=submitted_us or 0,
                 rank=ranks[row["job_id"]],
                 standing=standings.get(row["node_id"], _NO_STANDING),
             )
         )
-    ordered = [
-        _queued(by_id[result.job.job_id], requests[result.job.job_id], result)
-        for result in job_priorities(waiting, policy)
+        considered.append((row, request))
+    results, order = job_order(waiting, policy)
+    made = [
+        _queued(row, request, result)
+        for (row, request), result in zip(considered, results, strict=True)
     ]
+    ordered = [made[index] for index in order]
     held.sort(key=lambda job: _rank_key(job.job_id))
     return QueueOrder(cluster, at, ordered, held, cluster.job_sort_formula, problem)
 
 
 def _queued(row: Mapping[str, Any], request: JobRequest, result: Any) -> QueuedJob:
     """A QueuedJob of a stored row and, for a job considered, the engine's result."""
+    if result is None:
+        return QueuedJob(
+            row["job_id"], row["entity"], row["node_id"], row["user"],
+            row["account"] or row["project"], row["queue"], row["ncpus"],
+            row["requested_walltime"], row["submitted_us"], request.held, request.reason,
+            None, None, None, {}, {}, None, False,
+        )  # fmt: skip
     return QueuedJob(
-        job_id=row["job_id"],
-        entity=row["entity"],
-        node_id=row["node_id"],
-        user=row["user"],
-        account=row["account"] or row["project"],
-        queue=row["queue"],
-        ncpus=row["ncpus"],
-        walltime=row["requested_walltime"],
-        submitted=row["submitted"],
-        held=request.held,
-        reason=request.reason,
-        priority=None if result is None else result.value,
-        position=None if result is None else result.position,
-        queue_position=None if result is None else result.queue_position,
-        terms={} if result is None else result.terms,
-        values={} if result is None else result.values,
-        error=None if result is None else result.error,
-        under_threshold=False if result is None else result.under_threshold,
-    )
+        row["job_id"], row["entity"], row["node_id"], row["user"],
+        row["account"] or row["project"], row["queue"], row["ncpus"],
+        row["requested_walltime"], row["submitted_us"], request.held, request.reason,
+        result.value, result.position, result.queue_position, result.terms, result.values,
+        result.error, result.under_threshold,
+    )  # fmt: skip
 
 
 def slurm_terms(factors: Factors) -> dict[str, float]:
@@ -413,7 +451,7 @@ class SlurmQueue:
 
 def slurm_job(row: Mapping[str, Any], request: JobRequest, fs_factor: float) -> PriorityJob:
     """What the factors read of a stored pending job."""
-    submitted = row["submitted"]
+    submitted_us = row["submitted_us"]
     sequence = _SEQUENCE.match(row["job_id"])
     return PriorityJob(
         job_id=int(sequence.group(1)) if sequence else 0,
@@ -425,7 +463,7 @@ def slurm_job(row: Mapping[str, Any], request: JobRequest, fs_factor: float) -> 
         cpu_cnt=row["ncpus"],
         time_limit=request.time_limit,
         accrue_time=request.accrue_time or 0,
-        submit_time=epoch_seconds(submitted) if submitted else 0,
+        submit_time=submitted_us // 1_000_000 if submitted_us is not None else 0,
         nice=request.nice,
         site_factor=request.site_factor,
         tres={name: int(value) for name, value in request.resources.items()},
@@ -443,8 +481,7 @@ def _slurm_order(cluster: Cluster, at: datetime, rows: list[dict[str, Any]]) -> 
     )
     scored = []
     held = []
-    for row in rows:
-        request = job_request(row)
+    for row, request in zip(rows, job_requests(rows), strict=True):
         if request.held:
             held.append(_queued(row, request, None))
             continue
@@ -452,8 +489,9 @@ def _slurm_order(cluster: Cluster, at: datetime, rows: list[dict[str, Any]]) -> 
         scored.append((row, request, factors, job_priority(factors)))
     # Pending jobs by priority, then submission, then job id: the order of the main
     # scheduler's queue within one partition tier (job_scheduler.c sort_job_queue2).
+    at_us = now * 1_000_000
     scored.sort(
-        key=lambda item: (-item[3], item[0]["submitted"] or at,
+        key=lambda item: (-item[3], item[0]["submitted_us"] or at_us,
                           _rank_key(item[0]["job_id"]))
     )  # fmt: skip
     in_queue: dict[str, int] = {}
@@ -498,8 +536,7 @@ def sprio_rows_get(*, cluster: Cluster, at: datetime) -> tuple[MultifactorConfig
         ).values_list("pk", "fairshare_factor")
     )
     sent = []
-    for row in rows:
-        request = job_request(row)
+    for row, request in zip(rows, job_requests(rows), strict=True):
         if request.held:
             continue
         job = slurm_job(row, request, fs_factors.get(row["node_id"], 0.0))

@@ -8,6 +8,7 @@ job page in under 100 ms.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -92,6 +93,9 @@ def child() -> None:
         f"tree of {len(nodes):,} nodes, {QUEUED:,} queued jobs in"
         f" {time.perf_counter() - started:.1f} s"
     )
+    # A web process holds none of what made the site: drop it, as its collector would scan it.
+    del jobs, groups, records
+    gc.collect()
     timings = []
     for _ in range(3):
         queue_orders_forget()  # each time from the database, as a web process's first read
@@ -101,10 +105,17 @@ def child() -> None:
     started = time.perf_counter()
     queue_order_get(cluster=cluster, at=NOW)
     kept = time.perf_counter() - started
+    # The next cycles' first reads: a new instant, the queued rows kept by the process.
+    cycles = []
+    for n in range(1, 4):
+        started = time.perf_counter()
+        queue_order_get(cluster=cluster, at=NOW + timedelta(minutes=10 * n))
+        cycles.append(time.perf_counter() - started)
     print(
         f"priorities of {len(order.ordered):,} queued jobs (read, evaluated, ordered):"
-        f" {statistics.median(timings):.2f} s (median of 3; target: under 2 s); the same"
-        f" order again in the same cycle, kept by the process: {kept * 1000:.0f} ms"
+        f" {statistics.median(timings):.2f} s (median of 3; target: under 2 s); at each next"
+        f" cycle, the queued rows kept by the process: {statistics.median(cycles):.2f} s"
+        f" (median of 3); the same order again in the same cycle: {kept * 1000:.0f} ms"
     )
     started = time.perf_counter()
     cycle_run(cluster=cluster, now=NOW)

@@ -7,6 +7,8 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from accounting.models import Job
 from accounting.parsers.records import JobRequest
@@ -75,7 +77,7 @@ def test_a_formula_pbs_would_refuse_is_reported_and_the_order_goes_on(
 
 
 def test_eligible_time_is_zero_unless_enabled_and_grows_from_a_snapshot() -> None:
-    row = {"etime": None}
+    row = {"etime_us": None}
     sampled = JobRequest(eligible_time=3600, sampled=1000, accrue_type=2)
     assert eligible_seconds(row, sampled, 1600, enabled=False) == 0
     assert eligible_seconds(row, sampled, 1600, enabled=True) == 4200
@@ -87,7 +89,7 @@ def test_eligible_time_counts_from_etime_without_a_snapshot(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     now = frozen_now(monkeypatch)
-    row = {"etime": now - timedelta(hours=5)}
+    row = {"etime_us": (epoch_seconds(now) - 5 * 3600) * 1_000_000 + 250_000}
     assert eligible_seconds(row, JobRequest(), epoch_seconds(now), enabled=True) == 5 * 3600
 
 
@@ -133,3 +135,25 @@ def test_seed_003_over_queued_jobs_of_the_white_papers_tree(
         ("L5", 668.4423217773438),
     ]
     assert order.ordered[1].values["fairshare_tree_usage"] == 0.250936
+
+
+def test_the_next_cycle_reorders_from_the_rows_kept_until_they_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process keeps the queued rows between cycles: a new instant reorders them without
+    reading them again; a job that loses its entity (its node removed from the tree, no
+    ingestion involved) is read anew."""
+    now = frozen_now(monkeypatch)
+    cluster = queue_site_made(now)
+    queue_order_get(cluster=cluster, at=now)
+    later = now + timedelta(minutes=10)
+    with CaptureQueriesContext(connection) as queries:
+        order = queue_order_get(cluster=cluster, at=later)
+    assert not [query for query in queries if '"request"' in query["sql"]]
+    # eligible_time grew by the 10 minutes: 600/86400 more for each job
+    assert order.ordered[0].terms["eligible_time/86400"] == pytest.approx(1 + 600 / 86400)
+    Job.objects.filter(cluster=cluster, job_id="102.srv").update(node=None)
+    order = queue_order_get(cluster=cluster, at=later + timedelta(minutes=10))
+    stranded = order.find("102.srv")
+    assert stranded is not None and stranded.node_id is None
+    assert stranded.terms["1000*(1-fairshare_tree_usage)"] == 1000.0

@@ -5,8 +5,10 @@ from datetime import UTC, datetime
 
 import pytest
 from django.db import connection
+from django.db.models.functions import Coalesce
 
-from trees.bulk import collector_paused, rows_insert, rows_update
+from accounting.models import Job
+from trees.bulk import EpochMicroseconds, collector_paused, rows_insert, rows_read, rows_update
 from trees.models import Cluster, Node, ShareChange
 
 pytestmark = pytest.mark.django_db
@@ -72,3 +74,34 @@ def test_collector_paused_leaves_a_collector_paused_before_off() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_epoch_microseconds_are_exact_and_keep_the_query_parameters_in_place() -> None:
+    cluster = Cluster.objects.create(name="c")
+    moments = {
+        "1": datetime(2026, 3, 1, 8, 0, 0, 123456, tzinfo=UTC),
+        "2": datetime(2026, 3, 1, 8, 0, 0, tzinfo=UTC),  # stored without a fraction
+        "3": None,
+    }
+    for job_id, moment in moments.items():
+        Job.objects.create(
+            cluster=cluster, job_id=job_id, run=0, state="queued", qtime=moment, source_line=1
+        )
+    # The filter's parameters come before and after the expression: a `%s` left in its SQL
+    # would take one of them.
+    jobs = Job.objects.filter(cluster=cluster, state="queued").annotate(
+        at=EpochMicroseconds(Coalesce("qtime", "etime"))
+    )
+    read = dict(jobs.filter(run=0).values_list("job_id", "at"))
+    assert read == {"1": 1772352000123456, "2": 1772352000000000, "3": None}
+    assert dict(rows_read(jobs.values_list("job_id", "at"))) == read
+
+
+def test_rows_read_gives_what_values_list_gives() -> None:
+    cluster = Cluster.objects.create(name="c")
+    root = Node.objects.create(cluster=cluster, name="root", shares=None)
+    Node.objects.create(cluster=cluster, name="a", parent=root, shares=3, usage=1.5)
+    query = (
+        Node.objects.filter(cluster=cluster).order_by("name").values_list("name", "shares", "usage")
+    )
+    assert rows_read(query) == list(query) == [("a", 3, 1.5), ("root", None, 1.0)]

@@ -27,6 +27,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from trees.engine.formula import (
     JOB_SORT_KEYWORDS,
@@ -35,7 +36,7 @@ from trees.engine.formula import (
     evaluate_terms,
     term_texts,
 )
-from trees.engine.pbs import f32
+from trees.engine.pbs import fairshare_factors
 
 ULONG_MAX = 2**64 - 1
 INT_MIN = -(2**31)  # job_sort_formula_threshold when unset (fifo.cpp:2204)
@@ -54,12 +55,10 @@ SORT_PRIORITY = "sort_priority"  # read as job_priority (parse.cpp:438-442)
 
 _ULONG_MAX_AS_DOUBLE = float(ULONG_MAX)  # 2**64: what C compares and subtracts
 _KEYWORDS = frozenset(JOB_SORT_KEYWORDS)
-# The smallest magnitude a C double -> float conversion turns into inf (FLT_MAX rounds up
-# past the midpoint to the next power of two).
-_F32_OVERFLOW = math.ldexp(2.0**24 - 0.5, 104)
+_F32 = np.float32
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen, as PbsJob below
 class Standing:
     """The job's fairshare entity as the scheduler holds it this cycle."""
 
@@ -69,7 +68,9 @@ class Standing:
     deserving: tuple[tuple[int, float], ...]
 
 
-@dataclass(frozen=True, slots=True)
+# PbsJob and JobPriority are not frozen: a big queue makes 100,000 of each per order, and a
+# frozen dataclass's __init__ is five times slower. Nothing changes one once made.
+@dataclass(slots=True)
 class PbsJob:
     """A queued job as the scheduler sees it in one cycle."""
 
@@ -98,7 +99,7 @@ class SortPolicy:
     threshold: float | None = None  # job_sort_formula_threshold
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class JobPriority:
     """One job's priority and its place in the order the scheduler considers jobs."""
 
@@ -155,10 +156,7 @@ def error_log_line(error: str) -> str:
 
 def formula_values(job: PbsJob, resources_names: Collection[str]) -> dict[str, float]:
     """The globals_dict formula_evaluate() builds for a job (job_info.cpp:4016-4048)."""
-    values: dict[str, float] = {
-        name: _printed_amount(job.resources[name]) if name in job.resources else 0
-        for name in resources_names
-    }
+    values = _amounts(job.resources, list(resources_names), {})
     _add_keywords(values, job, _standing_values(job.standing))
     return values
 
@@ -175,36 +173,32 @@ def _printed_amount(amount: float) -> float:
 
 
 def _percent(value: float) -> float:
-    """A float32 number printed `%f` (6 decimals) and read back (job_info.cpp:4034-4040)."""
-    return float(f"{value:f}")
-
-
-def _c_float(value: float) -> float:
-    """A double stored into a C float: rounded to float32, inf past its range."""
-    return math.copysign(math.inf, value) if abs(value) >= _F32_OVERFLOW else f32(value)
+    """A float32 number printed `%f` (6 decimals) and read back (job_info.cpp:4034-4040).
+    round(x, 6) is that exactly: both round the double's exact value to 6 decimals."""
+    return round(value, 6)
 
 
 def _standing_values(standing: Standing) -> dict[str, float]:
     """The fairshare keywords of the job's entity, as globals_dict gets them."""
-    perc = _c_float(standing.fairshare_perc)
-    usage = _c_float(standing.fairshare_tree_usage)
-    # usage_factor / tree_percentage is a float division; pow() then works in double.
-    factor = 0.0 if perc == 0 else _pow2(-_c_float(usage / perc))
-    shown = _percent(perc)
-    return {
-        "fairshare_perc": shown,
-        "fair_share_perc": shown,
-        "fairshare_tree_usage": _percent(usage),
-        "fairshare_factor": _percent(factor),
-    }
+    return _standings_values([standing])[0]
 
 
-def _pow2(exponent: float) -> float:
-    """C's pow(2, x): HUGE_VAL where Python's math.pow raises OverflowError."""
-    try:
-        return math.pow(2.0, exponent)
-    except OverflowError:
-        return math.inf
+def _standings_values(standings: Sequence[Standing]) -> list[dict[str, float]]:
+    """_standing_values of many entities at once (a big queue's jobs belong to thousands)."""
+    with np.errstate(over="ignore"):  # a C float past its range is inf
+        perc = np.array([s.fairshare_perc for s in standings], dtype=np.float64).astype(_F32)
+        usage = np.array([s.fairshare_tree_usage for s in standings]).astype(_F32)
+    # usage_factor / tree_percentage is a float division, then pow() in double.
+    factors = fairshare_factors(perc, usage).tolist()
+    return [
+        {
+            "fairshare_perc": (shown := round(p, 6)),
+            "fair_share_perc": shown,
+            "fairshare_tree_usage": round(u, 6),
+            "fairshare_factor": round(factor, 6),
+        }
+        for p, u, factor in zip(perc.tolist(), usage.tolist(), factors, strict=True)
+    ]
 
 
 def _add_keywords(values: dict[str, float], job: PbsJob, standing: dict[str, float]) -> None:
@@ -238,6 +232,13 @@ def sort_key_value(job: PbsJob, name: str) -> float:
 
 def job_priorities(jobs: Iterable[PbsJob], policy: SortPolicy) -> list[JobPriority]:
     """The jobs valued and in the scheduler's order: cmp_sort() (sort.cpp:705-770), by_queue."""
+    priorities, order = job_order(jobs, policy)
+    return [priorities[index] for index in order]
+
+
+def job_order(jobs: Iterable[PbsJob], policy: SortPolicy) -> tuple[list[JobPriority], list[int]]:
+    """job_priorities() as the jobs were given, with the order: their indices, first first. A
+    caller building its own object per job builds it faster in the jobs' own order."""
     listed = list(jobs)
     formula = policy.formula
     stored: list[float | None]
@@ -250,10 +251,7 @@ def job_priorities(jobs: Iterable[PbsJob], policy: SortPolicy) -> list[JobPriori
         values, raw, errors, terms = _evaluate(listed, formula)
         stored = list(_to_float32(raw))
 
-    keys = _sort_keys(listed, stored, policy)
-    order = sorted(range(len(listed)), key=keys.__getitem__)
-    if policy.by_queue:
-        order = _queue_by_queue(order, listed, policy.queue_priorities)
+    order = _order(listed, stored, policy)
 
     # Places are worked out in order from plain lists, then every JobPriority is built in the
     # jobs' own order: walking 100,000 job objects in sorted order costs cache misses.
@@ -283,7 +281,7 @@ def job_priorities(jobs: Iterable[PbsJob], policy: SortPolicy) -> list[JobPriori
             listed, stored, errors, terms, values, positions, queue_positions, strict=True
         )
     ]
-    return [priorities[index] for index in order]
+    return priorities, order
 
 
 def _evaluate(
@@ -294,26 +292,20 @@ def _evaluate(
     texts = term_texts(formula)
     unique = len(set(texts)) == len(texts)
     printed: dict[float, float] = {}  # amount -> as read back; few distinct amounts recur
-    standings: dict[int, dict[str, float]] = {}  # id(Standing) -> its keywords
+    amounts: dict[int, dict[str, float]] = {}  # id(job.resources) -> the formula's amounts
+    distinct = {id(job.standing): job.standing for job in jobs}
+    standings = dict(zip(distinct, _standings_values(list(distinct.values())), strict=True))
     all_values: list[dict[str, float]] = []
     raw: list[float] = []
     errors: list[str | None] = []
     all_terms: list[dict[str, float]] = []
     for job in jobs:
-        values: dict[str, float] = {}
-        for name in resources:
-            amount = job.resources.get(name)
-            if amount is None:
-                values[name] = 0
-                continue
-            shown = printed.get(amount)
-            if shown is None:
-                shown = printed[amount] = _printed_amount(amount)
-            values[name] = shown
-        standing = standings.get(id(job.standing))
-        if standing is None:
-            standing = standings[id(job.standing)] = _standing_values(job.standing)
-        _add_keywords(values, job, standing)
+        # Jobs asking alike often share one resources mapping: its amounts are printed once.
+        shown = amounts.get(id(job.resources))
+        if shown is None:
+            shown = amounts[id(job.resources)] = _amounts(job.resources, resources, printed)
+        values = dict(shown)
+        _add_keywords(values, job, standings[id(job.standing)])
         all_values.append(values)
         try:
             value, signed = evaluate_terms(formula, values)
@@ -328,6 +320,24 @@ def _evaluate(
             dict(zip(texts, signed, strict=True)) if unique else _merged(texts, signed)
         )
     return all_values, raw, errors, all_terms
+
+
+def _amounts(
+    resources: Mapping[str, float], names: Sequence[str], printed: dict[float, float]
+) -> dict[str, float]:
+    """The amounts of `names` as globals_dict holds them (0 for one not requested), `printed`
+    remembering each amount's printed value."""
+    values: dict[str, float] = {}
+    for name in names:
+        amount = resources.get(name)
+        if amount is None:
+            values[name] = 0
+            continue
+        shown = printed.get(amount)
+        if shown is None:
+            shown = printed[amount] = _printed_amount(amount)
+        values[name] = shown
+    return values
 
 
 def _merged(texts: tuple[str, ...], signed: list[float]) -> dict[str, float]:
@@ -365,32 +375,47 @@ def _criteria(jobs: list[PbsJob], policy: SortPolicy) -> list[dict[str, float]]:
     return described
 
 
-def _sort_keys(
-    jobs: list[PbsJob], stored: list[float | None], policy: SortPolicy
-) -> list[tuple[float, ...]]:
-    """Each job's cmp_sort() key (steps 4 to 8): a smaller key comes first."""
-    columns: list[Sequence[float]] = []
+def _order(jobs: list[PbsJob], stored: list[float | None], policy: SortPolicy) -> list[int]:
+    """The jobs' indices in the order the scheduler considers them: by_queue's queues, then
+    cmp_sort()'s keys (steps 4 to 8), each a column sorted on at once."""
+    columns: list[Sequence[float] | npt.NDArray[np.int64]] = []  # the first decides first
+    if policy.by_queue:
+        columns.append(_queue_places(jobs, policy.queue_priorities))
     if policy.formula is not None:
         columns.append([_descending(value) for value in stored])
     if policy.fair_share:
         columns.append(_deserving_ranks(jobs))
     for name, descending in policy.job_sort_key:
         amounts = [sort_key_value(job, name) for job in jobs]
-        columns.append([-amount for amount in amounts] if descending else list(amounts))
+        columns.append([-amount for amount in amounts] if descending else amounts)
     columns.append([job.qrank for job in jobs])
     columns.append([job.rank for job in jobs])
-    return list(zip(*columns, strict=True))
+    # lexsort sorts on its last column first; rank is unique, so the order is total.
+    order: list[int] = np.lexsort([np.asarray(column) for column in reversed(columns)]).tolist()
+    return order
 
 
-def _deserving_ranks(jobs: list[PbsJob]) -> list[int]:
+def _deserving_ranks(jobs: list[PbsJob]) -> npt.NDArray[np.int64]:
     """Each job's entity's place in compare_path() order (fairshare.cpp:481-512), equal keys
-    equal places: an int compares far faster than the nested key, and entities are few."""
-    keys: dict[int, tuple[tuple[int, float], ...]] = {}  # id(Standing) -> its key
-    for job in jobs:
-        keys.setdefault(id(job.standing), job.standing.deserving)
-    places = {key: place for place, key in enumerate(sorted(set(keys.values())))}
-    by_standing = {standing: places[key] for standing, key in keys.items()}
-    return [by_standing[id(job.standing)] for job in jobs]
+    equal places. The keys are laid out as rows of numbers and sorted at once: a level is its
+    two numbers, and a key that ends early is padded with -1, which sorts before any level, as
+    a shorter key sorts before the longer keys it begins."""
+    standings = {id(job.standing): job.standing for job in jobs}
+    keys = [standing.deserving for standing in standings.values()]
+    width = 2 * max(map(len, keys), default=0)
+    rows = np.array(
+        [[number for level in key for number in level] + [-1.0] * (width - 2 * len(key))
+         for key in keys],
+        dtype=np.float64,
+    ).reshape(len(keys), width)  # fmt: skip
+    order = np.lexsort(rows.T[::-1]) if width else np.arange(len(keys))
+    ordered = rows[order]
+    # A new place wherever a row differs from the one before it.
+    changes = np.any(ordered[1:] != ordered[:-1], axis=1) if len(keys) else np.empty(0, bool)
+    places = np.empty(len(keys), dtype=np.int64)
+    places[order] = np.concatenate(([0], np.cumsum(changes))) if len(keys) else []
+    by_standing = dict(zip(standings, places.tolist(), strict=True))
+    return np.array([by_standing[id(job.standing)] for job in jobs], dtype=np.int64)
 
 
 def _descending(value: float | None) -> float:
@@ -401,13 +426,11 @@ def _descending(value: float | None) -> float:
     return math.inf if value != value else -value
 
 
-def _queue_by_queue(
-    order: list[int], jobs: list[PbsJob], queue_priorities: Mapping[str, int]
-) -> list[int]:
-    """The sorted jobs queue by queue, queues by Priority descending. std::sort leaves queues of
-    equal Priority in no set order (server_info.cpp:280-281); here they go by name."""
-    by_queue: dict[str, list[int]] = {}
-    for index in order:
-        by_queue.setdefault(jobs[index].queue, []).append(index)
-    queues = sorted(by_queue, key=lambda queue: (-queue_priorities.get(queue, 0), queue))
-    return [index for queue in queues for index in by_queue[queue]]
+def _queue_places(jobs: list[PbsJob], queue_priorities: Mapping[str, int]) -> list[int]:
+    """by_queue: each job's queue's place, queues by Priority descending. std::sort leaves
+    queues of equal Priority in no set order (server_info.cpp:280-281); here they go by name."""
+    names = sorted(
+        {job.queue for job in jobs}, key=lambda queue: (-queue_priorities.get(queue, 0), queue)
+    )
+    places = {queue: place for place, queue in enumerate(names)}
+    return [places[job.queue] for job in jobs]

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from trees.engine.tree import ROOT, Tree
+
+K = TypeVar("K")
 
 TREEROOT = "TREEROOT"
 UNKNOWN = "unknown"
@@ -337,11 +340,42 @@ def deserving_key(levels: Iterable[tuple[float, float]]) -> tuple[tuple[int, flo
     """
     key: list[tuple[int, float]] = []
     for perc, usage in levels:
+        key.append(_deserving_level(perc, usage))
         if perc <= 0:
-            key.append((1, 0.0))
             break
-        key.append((0, usage / perc))
     return tuple(key)
+
+
+_ENDED = (1, 0.0)  # the level of perc <= 0, which ends a key
+
+
+def _deserving_level(perc: float, usage: float) -> tuple[int, float]:
+    return _ENDED if perc <= 0 else (0, usage / perc)
+
+
+def deserving_keys(
+    parents: Mapping[K, K | None], levels: Mapping[K, tuple[float, float]], nodes: Iterable[K]
+) -> dict[K, tuple[tuple[int, float], ...]]:
+    """deserving_key of each of `nodes`, from every node's parent (None for the root) and
+    (fairshare_perc, usage): a node's key is its parent's with one level more, so each key on
+    the way is worked out once, however many entities share it."""
+    wanted = list(nodes)
+    keys: dict[K, tuple[tuple[int, float], ...]] = {}
+    for node in wanted:
+        path = []
+        step: K | None = node
+        while step is not None and step not in keys:
+            path.append(step)
+            step = parents[step]
+        for step in reversed(path):
+            parent = parents[step]
+            if parent is None:
+                keys[step] = ()  # the root is no level
+                continue
+            above = keys[parent]
+            ended = above[-1:] == (_ENDED,)
+            keys[step] = above if ended else (*above, _deserving_level(*levels[step]))
+    return {node: keys[node] for node in wanted}
 
 
 def compare(pbs: PbsTree, metrics: PbsMetrics, a: int, b: int) -> int:

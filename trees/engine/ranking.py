@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol, TypeVar
 
-from trees.engine.pbs import deserving_key
+from trees.engine.pbs import deserving_keys
 
 
 @dataclass(frozen=True)
@@ -59,16 +59,8 @@ def pbs_ranking(nodes: Sequence[RankedNode]) -> EntityRanking:
     parents = {node.id: node.parent for node in nodes}
     values = {node.id: (node.fairshare_perc, node.usage) for node in nodes}
     groups = {parent for parent in parents.values() if parent is not None}
-    keys = {}
-    for node in nodes:
-        if node.id in groups or node.scheduler_made:
-            continue
-        levels = []
-        step: int | None = node.id
-        while step is not None and parents[step] is not None:
-            levels.append(values[step])
-            step = parents[step]
-        keys[node.id] = deserving_key(reversed(levels))
+    entities = [node.id for node in nodes if node.id not in groups and not node.scheduler_made]
+    keys = deserving_keys(parents, values, entities)
     ordered = sorted(keys, key=keys.__getitem__)
     ranks: dict[int, int] = {}
     rank, previous = 0, None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def epoch_seconds(moment: datetime | None) -> int:
@@ -13,6 +15,16 @@ def epoch_seconds(moment: datetime | None) -> int:
 def epoch_time(seconds: int) -> datetime:
     """An epoch time as an aware UTC datetime."""
     return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+def epoch_microseconds(moment: datetime) -> int:
+    """An aware datetime as whole microseconds since the epoch, exactly."""
+    return (moment - EPOCH) // timedelta(microseconds=1)
+
+
+def epoch_microseconds_time(microseconds: int) -> datetime:
+    """Microseconds since the epoch as an aware UTC datetime, exactly."""
+    return EPOCH + timedelta(microseconds=microseconds)
 
 
 def from_epoch_seconds(seconds: int) -> datetime | None:

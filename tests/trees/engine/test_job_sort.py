@@ -4,7 +4,6 @@ Expected values are worked out by hand (pbs-job-priority-and-polling.md §A, §B
 example D.1), never by handing a formula's text to Python.
 """
 
-import dataclasses
 import math
 from typing import Any
 
@@ -545,15 +544,6 @@ def test_no_jobs():
     assert job_priorities([], policy(SEED_003)) == []
 
 
-def test_data_classes_are_frozen():
-    (priority,) = job_priorities([job()], policy())
-    assert isinstance(priority, JobPriority)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        priority.position = 2  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        priority.job.rank = 2  # type: ignore[misc]
-
-
 # --- properties ----------------------------------------------------------------------------
 
 standings = st.builds(
@@ -620,3 +610,35 @@ def test_positions_are_a_permutation_in_value_order(rows, formula, fair_share, b
     elif formula is not None:
         values = [value_of(p) for p in priorities]
         assert values == sorted(values, reverse=True)
+
+
+levels = st.tuples(st.just(0), st.sampled_from([0.0, 0.5, 1.0, 2.0, math.inf]))
+deserving_keys = st.builds(
+    lambda head, ended: tuple(head) + (((1, 0.0),) if ended else ()),
+    st.lists(levels, max_size=3),
+    st.booleans(),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(deserving_keys, st.integers(0, 3)), max_size=30))
+def test_fair_share_orders_jobs_by_their_entitys_key_then_submission(rows):
+    """cmp_sort() with fair_share and nothing else: the entity's compare_path() key (a shorter
+    key before the longer ones it begins, equal keys tied), then qrank, then rank."""
+    jobs = [
+        job(f"{rank}.pbs", qrank=qrank, rank=rank, standing=Standing(0.5, 0.5, key))
+        for rank, (key, qrank) in enumerate(rows)
+    ]
+    ordered = job_priorities(jobs, policy(fair_share=True))
+    expected = sorted(jobs, key=lambda j: (j.standing.deserving, j.qrank, j.rank))
+    assert ids(ordered) == [j.job_id for j in expected]
+
+
+@given(st.floats(width=32, allow_nan=False))
+def test_a_fairshare_keyword_is_its_float32_printed_with_6_decimals_and_read_back(value):
+    """globals_dict gets `%f` of the float (job_info.cpp:4034-4040): the value rounded to 6
+    decimals, the sign of a zero kept."""
+    shown = formula_values(job(standing=Standing(0.5, value, ((0, 1.0),))), [])
+    printed = float(f"{value:f}")
+    assert shown["fairshare_tree_usage"] == printed
+    assert math.copysign(1, shown["fairshare_tree_usage"]) == math.copysign(1, printed)

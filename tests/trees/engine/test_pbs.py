@@ -22,6 +22,7 @@ from trees.engine.pbs import (
     compare,
     compute,
     deserving_key,
+    deserving_keys,
     f32,
     fairshare_factors,
     is_valid_pbs_name,
@@ -774,6 +775,21 @@ def test_deserving_key_orders_entities_as_compare_does(case):
                 assert order == 0, (pbs.name(a), pbs.name(b))
             elif answer or len(pbs.gpath(a)) == len(pbs.gpath(b)):
                 assert order == answer, (pbs.name(a), pbs.name(b))
+
+
+@PROPERTY
+@given(cases(min_shares=-2))
+def test_deserving_keys_of_a_whole_tree_are_each_paths_deserving_key(case):
+    """Built a level at a time from the parent's key, each node's key is the one its own root
+    path gives, under groups of perc <= 0 too; the root's is empty."""
+    groups, records, unknown_shares = case
+    pbs = PbsTree.build(groups, records, unknown_shares=unknown_shares)
+    metrics = compute(pbs)
+    parents = {n: (pbs.gpath(n)[-2] if n != ROOT else None) for n in range(len(pbs))}
+    values = {n: (float(metrics.fairshare_perc[n]), float(metrics.usage[n])) for n in parents}
+    wanted = list(reversed(range(len(pbs))))  # children before their parents
+    keys = deserving_keys(parents, values, wanted)
+    assert keys == {n: deserving_key(levels(pbs, metrics, n)) if n != ROOT else () for n in wanted}
 
 
 def test_deserving_key_ties_everything_under_a_group_of_perc_0_or_less() -> None:
