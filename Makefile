@@ -35,8 +35,10 @@ lint: $(BIN)/.installed
 typecheck: $(BIN)/.installed
 	$(BIN)/mypy .
 
+# Two test processes (pytest-xdist), one a core; PYTEST_WORKERS=0 runs every test in this one.
+PYTEST_WORKERS ?= 2
 pytest: $(BIN)/.installed
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS)
 
 bench: $(BIN)/.installed
 	$(BIN)/python bench/engine.py
