@@ -155,5 +155,6 @@ def test_the_next_cycle_reorders_from_the_rows_kept_until_they_change(
     Job.objects.filter(cluster=cluster, job_id="102.srv").update(node=None)
     order = queue_order_get(cluster=cluster, at=later + timedelta(minutes=10))
     stranded = order.find("102.srv")
-    assert stranded is not None and stranded.node_id is None
+    assert stranded is not None
+    assert stranded.node_id is None
     assert stranded.terms["1000*(1-fairshare_tree_usage)"] == 1000.0
