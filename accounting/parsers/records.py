@@ -20,6 +20,8 @@ __all__ = [
     "Parsed",
     "Recognised",
     "RejectedLine",
+    "Unreadable",
+    "decoded_line",
 ]
 
 
@@ -119,3 +121,23 @@ class Recognised:
 
 
 Parsed = JobRecord | RejectedLine | Recognised
+
+
+class Unreadable(Exception):
+    """Raised inside a parser: the field a line cannot be taken with (a column, or a key such
+    as `jobs[3].priority`) and why; the parser makes it the line's RejectedLine."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(reason)
+        self.field = field
+        self.reason = reason
+
+
+def decoded_line(raw: str | bytes) -> tuple[str, bool]:
+    """A line without its newline, and whether it was UTF-8 (bad bytes are escaped)."""
+    if isinstance(raw, str):
+        return raw.rstrip("\r\n"), True
+    try:
+        return raw.decode().rstrip("\r\n"), True
+    except UnicodeDecodeError:
+        return raw.decode(errors="backslashreplace").rstrip("\r\n"), False

@@ -13,7 +13,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 
-from accounting.parsers.records import JobRecord, JobState, Parsed, Recognised, RejectedLine
+from accounting.parsers.records import (
+    JobRecord,
+    JobState,
+    Parsed,
+    Recognised,
+    RejectedLine,
+    Unreadable,
+    decoded_line,
+)
 from accounting.parsers.units import parse_duration, parse_size
 
 __all__ = ["MAX_ARRAY_TASKS", "MAX_NCPUS", "SACCT_FIELDS", "read_sacct"]
@@ -91,15 +99,6 @@ _TRUNCATION = "..."
 _BOM = "\ufeff"
 
 
-class _Unreadable(Exception):
-    """A field the line cannot be taken with, and why."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(reason)
-        self.field = field
-        self.reason = reason
-
-
 @dataclass(frozen=True, slots=True)
 class _TaskRange:
     """The tasks a pending-array id names: (first, last, step) items; incomplete if cut."""
@@ -127,23 +126,13 @@ def read_sacct(lines: Iterable[bytes | str], *, tz: tzinfo = UTC) -> Iterator[Pa
     """
     requeued: dict[tuple[str, str], int] = {}
     for number, raw in enumerate(lines, start=1):
-        text, utf8 = _decoded(raw)
+        text, utf8 = decoded_line(raw)
         if number == 1:
             text = text.removeprefix(_BOM)
         if not utf8:
             yield _rejected(number, "line", "not UTF-8 text", text)
         elif text.strip() and text[:6].casefold() != "jobid|":
             yield from _read_line(number, text, tz, requeued)
-
-
-def _decoded(raw: bytes | str) -> tuple[str, bool]:
-    """The line without its newline, and whether it was UTF-8 (bad bytes are escaped)."""
-    if isinstance(raw, str):
-        return raw.rstrip("\r\n"), True
-    try:
-        return raw.decode().rstrip("\r\n"), True
-    except UnicodeDecodeError:
-        return raw.decode(errors="backslashreplace").rstrip("\r\n"), False
 
 
 def _rejected(line: int, field: str, reason: str, text: str) -> RejectedLine:
@@ -169,7 +158,7 @@ def _read_line(
         return
     try:
         parsed = _parse_row(line, dict(zip(SACCT_FIELDS, values, strict=True)), tz)
-    except _Unreadable as unreadable:
+    except Unreadable as unreadable:
         yield _rejected(line, unreadable.field, unreadable.reason, text)
         return
     if isinstance(parsed, Recognised):
@@ -203,7 +192,7 @@ def _parse_row(
     allocated, requested = _tres("alloctres", row["alloctres"]), _tres("reqtres", row["reqtres"])
     requested_walltime = _time_limit(row["timelimit"])
     if start is not None and end is not None and end < start:
-        raise _Unreadable("end", f"end {row['end']} is before start {row['start']}")
+        raise Unreadable("end", f"end {row['end']} is before start {row['start']}")
     started = start is not None and state not in WAITING_STATES
     if state in WAITING_STATES or (state in ENDED_STATES and not started):
         return Recognised(line, state)
@@ -246,7 +235,7 @@ def _state_word(text: str) -> str:
     words = text.split(maxsplit=1)
     word = words[0] if words else ""
     if word not in KNOWN_STATES:
-        raise _Unreadable("state", f"unknown job state {_shown(word)}")
+        raise Unreadable("state", f"unknown job state {_shown(word)}")
     return word
 
 
@@ -264,16 +253,16 @@ def _task_range(job_id: str) -> _TaskRange | None:
     SLURM_BITSTR_LEN cut the list, and an id cut short without its `]`.
     """
     if not job_id:
-        raise _Unreadable("jobid", "empty job id")
+        raise Unreadable("jobid", "empty job id")
     # Dots inside the brackets are sacct's `...`; after the id they name a step.
     if "." in (job_id.partition("]")[2] if "[" in job_id else job_id):
         # A step row (`.batch`, `.extern`, `.0`): its usage is already the allocation's.
-        raise _Unreadable("jobid", f"a job step {_shown(job_id)}; dump with --allocations")
+        raise Unreadable("jobid", f"a job step {_shown(job_id)}; dump with --allocations")
     if "[" not in job_id and "]" not in job_id:
         return None
     match = _ARRAY_ID.fullmatch(job_id)
     if match is None:
-        raise _Unreadable("jobid", f"not an array task range: {_shown(job_id)}")
+        raise Unreadable("jobid", f"not an array task range: {_shown(job_id)}")
     base, body, closed = match.groups()
     body = _THROTTLE.sub("", body)
     complete = bool(closed) and not body.endswith(_TRUNCATION)
@@ -283,7 +272,7 @@ def _task_range(job_id: str) -> _TaskRange | None:
         words = words[:-1]  # the last may be cut mid-number
     items = tuple(_task_item(word, job_id) for word in words)
     if complete and not items:
-        raise _Unreadable("jobid", f"an empty array task range: {_shown(job_id)}")
+        raise Unreadable("jobid", f"an empty array task range: {_shown(job_id)}")
     return _TaskRange(base, items, complete)
 
 
@@ -296,16 +285,16 @@ def _task_item(word: str, job_id: str) -> tuple[int, int, int]:
         step = int(match.group(3) or 1)
         if first <= last and step >= 1:
             return first, last, step
-    raise _Unreadable("jobid", f"not an array task range: {_shown(job_id)}")
+    raise Unreadable("jobid", f"not an array task range: {_shown(job_id)}")
 
 
 def _expanded(tasks: _TaskRange) -> list[str]:
     """The job ids of a started row's tasks."""
     if not tasks.complete:
-        raise _Unreadable("jobid", "the array task range is cut short; its tasks are unknown")
+        raise Unreadable("jobid", "the array task range is cut short; its tasks are unknown")
     count = tasks.count()
     if count > MAX_ARRAY_TASKS:
-        raise _Unreadable("jobid", f"{count:,} array tasks (more than {MAX_ARRAY_TASKS:,})")
+        raise Unreadable("jobid", f"{count:,} array tasks (more than {MAX_ARRAY_TASKS:,})")
     return tasks.job_ids()
 
 
@@ -324,7 +313,7 @@ def _epoch(field: str, value: str, tz: tzinfo) -> int | None:
             return int(moment.timestamp())
         except (ValueError, OverflowError):
             pass
-    raise _Unreadable(field, f"not a time: {_shown(value)}")
+    raise Unreadable(field, f"not a time: {_shown(value)}")
 
 
 def _duration(field: str, value: str) -> int:
@@ -332,7 +321,7 @@ def _duration(field: str, value: str) -> int:
     try:
         return parse_duration(value)
     except (ValueError, OverflowError):  # a runaway number of seconds overflows round()
-        raise _Unreadable(field, f"not a duration: {_shown(value)}") from None
+        raise Unreadable(field, f"not a duration: {_shown(value)}") from None
 
 
 def _time_limit(value: str) -> int | None:
@@ -348,7 +337,7 @@ def _exit_status(value: str) -> int:
     """
     match = _EXIT_CODE.fullmatch(value)
     if match is None:
-        raise _Unreadable("exitcode", f"not an exit code rc:signal: {_shown(value)}")
+        raise Unreadable("exitcode", f"not an exit code rc:signal: {_shown(value)}")
     code, signal = int(match.group(1)), int(match.group(2))
     return code if signal == 0 else 256 + signal
 
@@ -356,22 +345,22 @@ def _exit_status(value: str) -> int:
 def _count(field: str, value: str, limit: int = MAX_NCPUS) -> int:
     """A non-negative count, at most `limit`."""
     if _NEGATIVE.fullmatch(value):
-        raise _Unreadable(field, f"negative: {_shown(value)}")
+        raise Unreadable(field, f"negative: {_shown(value)}")
     if _COUNT.fullmatch(value) is None:
-        raise _Unreadable(field, f"not a count: {_shown(value)}")
+        raise Unreadable(field, f"not a count: {_shown(value)}")
     if len(value.lstrip("0")) > len(str(limit)) or int(value) > limit:
-        raise _Unreadable(field, f"absurd: {_shown(value)} (more than {limit:,})")
+        raise Unreadable(field, f"absurd: {_shown(value)} (more than {limit:,})")
     return int(value)
 
 
 def _size(field: str, value: str) -> int:
     """Bytes in a Slurm size (`62.50G`); a bare number is MB."""
     if _SIZE.fullmatch(value) is None:
-        raise _Unreadable(field, f"not a size: {_shown(value)}")
+        raise Unreadable(field, f"not a size: {_shown(value)}")
     try:
         return parse_size(value, default_unit="M")
     except (ValueError, OverflowError):
-        raise _Unreadable(field, f"not a size: {_shown(value)}") from None
+        raise Unreadable(field, f"not a size: {_shown(value)}") from None
 
 
 def _requested_memory(value: str, nodes: int, ncpus: int) -> int | None:
@@ -383,7 +372,7 @@ def _requested_memory(value: str, nodes: int, ncpus: int) -> int | None:
         return None
     match = _REQMEM.fullmatch(value)
     if match is None:
-        raise _Unreadable("reqmem", f"not a memory request: {_shown(value)}")
+        raise Unreadable("reqmem", f"not a memory request: {_shown(value)}")
     size = _size("reqmem", match.group(1))
     per_cpu = match.group(2).lower() == "c"
     return size * (ncpus if per_cpu else max(nodes, 1))
@@ -397,7 +386,7 @@ def _tres(field: str, value: str) -> dict[str, str]:
     for item in value.split(","):
         name, equals, amount = item.partition("=")
         if not name or not equals:
-            raise _Unreadable(field, f"not a TRES list: {_shown(value)}")
+            raise Unreadable(field, f"not a TRES list: {_shown(value)}")
         tres[name] = amount
     return tres
 
@@ -436,6 +425,6 @@ def _billing(allocated: dict[str, str], requested: dict[str, str]) -> float | No
         if "billing" in tres:
             value = tres["billing"]
             if _DECIMAL.fullmatch(value) is None or not math.isfinite(float(value)):
-                raise _Unreadable(field, f"billing is not a number: {_shown(value)}")
+                raise Unreadable(field, f"billing is not a number: {_shown(value)}")
             return float(value)
     return None

@@ -36,6 +36,7 @@ from accounting.parsers.records import (
     Parsed,
     Recognised,
     RejectedLine,
+    Unreadable,
 )
 from accounting.parsers.units import parse_size
 
@@ -61,15 +62,6 @@ _RUNNING = frozenset({"RUNNING", "CONFIGURING"})  # CONFIGURING: allocated, node
 # Reasons slurmctld gives a held job (src/common/job_state_reason.c), by prefix.
 HELD_REASONS = ("Held", "JobHeld", "JobHold")
 _MEGABYTE = 1 << 20
-
-
-class _Unreadable(Exception):
-    """A job that cannot be taken: the key at fault (`jobs[3].priority`) and why."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(reason)
-        self.field = field
-        self.reason = reason
 
 
 def read_squeue_json(lines: Iterable[bytes | str]) -> Iterator[Parsed]:
@@ -100,7 +92,7 @@ def read_squeue_json(lines: Iterable[bytes | str]) -> Iterator[Parsed]:
         line = document.line_of(start)
         try:
             yield _job(line, index, job, version, sampled)
-        except _Unreadable as bad:
+        except Unreadable as bad:
             yield RejectedLine(line, bad.field, bad.reason, document.line_text(line))
 
 
@@ -156,18 +148,18 @@ def _sampled(top: dict[str, Any]) -> int | None:
     """slurmctld's `last_update` (v0.0.40 and later): when the job list was current."""
     try:
         return _epoch("", top, "last_update")
-    except _Unreadable:
+    except Unreadable:
         return None
 
 
 def _job(line: int, index: int, job: object, version: str, sampled: int | None) -> Parsed:
-    """The item of one element of `jobs`; raises _Unreadable."""
+    """The item of one element of `jobs`; raises Unreadable."""
     where = f"jobs[{index}]"
     if not isinstance(job, dict):
-        raise _Unreadable(where, f"not a job object: {_shown(job)}")
+        raise Unreadable(where, f"not a job object: {_shown(job)}")
     missing = [key for key in _EVERY_JOB if key not in job]
     if missing:
-        raise _Unreadable(where, _missing(missing, version))
+        raise Unreadable(where, _missing(missing, version))
     states = _states(where, job["job_state"])
     pending = _PENDING in states or bool(states & HELD_STATE_FLAGS)
     running = not pending and bool(states & _RUNNING)
@@ -177,7 +169,7 @@ def _job(line: int, index: int, job: object, version: str, sampled: int | None) 
     needs = _PENDING_NEEDS if pending else _RUNNING_NEEDS
     missing = [key for key in needs if key not in job]
     if missing:
-        raise _Unreadable(where, _missing(missing, version))
+        raise Unreadable(where, _missing(missing, version))
     tres = _tres(f"{where}.tres_req_str", job.get("tres_req_str"))
     partition = _string(where, job, "partition")
     limit = _number(where, job, "time_limit")
@@ -203,7 +195,7 @@ def _job(line: int, index: int, job: object, version: str, sampled: int | None) 
     if running:
         record.start = _epoch(where, job, "start_time")
         if record.start is None:
-            raise _Unreadable(f"{where}.start_time", "a running job without a start time")
+            raise Unreadable(f"{where}.start_time", "a running job without a start time")
         allocated = _tres(f"{where}.tres_alloc_str", job.get("tres_alloc_str"))
         if "mem" in allocated:
             record.memory = round(allocated["mem"] * _MEGABYTE)
@@ -248,7 +240,7 @@ def _states(where: str, value: object) -> frozenset[str]:
         return frozenset({value})
     if isinstance(value, list) and value and all(isinstance(word, str) for word in value):
         return frozenset(value)
-    raise _Unreadable(f"{where}.job_state", f"not a job state: {_shown(value)}")
+    raise Unreadable(f"{where}.job_state", f"not a job state: {_shown(value)}")
 
 
 def _number(where: str, job: Mapping[str, Any], key: str) -> float | None:
@@ -263,7 +255,7 @@ def _number(where: str, job: Mapping[str, Any], key: str) -> float | None:
         return None
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return value
-    raise _Unreadable(f"{where}.{key}", f"not a number: {_shown(job.get(key))}")
+    raise Unreadable(f"{where}.{key}", f"not a number: {_shown(job.get(key))}")
 
 
 def _count(where: str, job: Mapping[str, Any], key: str) -> int | None:
@@ -272,7 +264,7 @@ def _count(where: str, job: Mapping[str, Any], key: str) -> int | None:
     if value is None:
         return None
     if value != int(value) or not 0 <= value <= MAX_COUNT:
-        raise _Unreadable(f"{where}.{key}", f"not a count up to {MAX_COUNT:,}: {_shown(value)}")
+        raise Unreadable(f"{where}.{key}", f"not a count up to {MAX_COUNT:,}: {_shown(value)}")
     return int(value)
 
 
@@ -282,7 +274,7 @@ def _signed(where: str, job: Mapping[str, Any], key: str) -> int | None:
     if value is None:
         return None
     if value != int(value) or abs(value) > 2**31:
-        raise _Unreadable(f"{where}.{key}", f"not a whole number: {_shown(value)}")
+        raise Unreadable(f"{where}.{key}", f"not a whole number: {_shown(value)}")
     return int(value)
 
 
@@ -292,7 +284,7 @@ def _epoch(where: str, job: Mapping[str, Any], key: str, *, zero: bool = False) 
     if value is None or (value == 0 and not zero):
         return None
     if value != int(value) or not 0 <= value < 2**53:
-        raise _Unreadable(f"{where}.{key}", f"not an epoch time: {_shown(value)}")
+        raise Unreadable(f"{where}.{key}", f"not an epoch time: {_shown(value)}")
     return int(value)
 
 
@@ -302,7 +294,7 @@ def _string(where: str, job: Mapping[str, Any], key: str) -> str:
         return ""
     if isinstance(value, str):
         return storable(value)
-    raise _Unreadable(f"{where}.{key}", f"not a string: {_shown(value)}")
+    raise Unreadable(f"{where}.{key}", f"not a string: {_shown(value)}")
 
 
 def _job_id(where: str, job: Mapping[str, Any]) -> str:
@@ -310,7 +302,7 @@ def _job_id(where: str, job: Mapping[str, Any]) -> str:
     array `4103947_[3-6%2]`, a heterogeneous component `900+1`."""
     job_id = _count(where, job, "job_id")
     if job_id is None:
-        raise _Unreadable(f"{where}.job_id", "no job id")
+        raise Unreadable(f"{where}.job_id", "no job id")
     array = _count(where, job, "array_job_id")
     if array:
         task = _count(where, job, "array_task_id")
@@ -331,12 +323,12 @@ def _tres(field: str, value: object) -> dict[str, float]:
     if value is None or value == "":
         return {}
     if not isinstance(value, str):
-        raise _Unreadable(field, f"not a TRES list: {_shown(value)}")
+        raise Unreadable(field, f"not a TRES list: {_shown(value)}")
     tres: dict[str, float] = {}
     for item in value.split(","):
         name, equals, amount = item.partition("=")
         if not name or not equals:
-            raise _Unreadable(field, f"not a TRES list: {_shown(value)}")
+            raise Unreadable(field, f"not a TRES list: {_shown(value)}")
         tres[name] = _tres_amount(field, name, amount)
     return tres
 
@@ -348,9 +340,9 @@ def _tres_amount(field: str, name: str, amount: str) -> float:
             return parse_size(amount, default_unit="M") / _MEGABYTE
         number = float(amount)
     except (ValueError, OverflowError):
-        raise _Unreadable(field, f"{name} is not an amount: {_shown(amount)}") from None
+        raise Unreadable(field, f"{name} is not an amount: {_shown(amount)}") from None
     if not math.isfinite(number):
-        raise _Unreadable(field, f"{name} is not an amount: {_shown(amount)}")
+        raise Unreadable(field, f"{name} is not an amount: {_shown(amount)}")
     return number
 
 

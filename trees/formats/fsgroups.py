@@ -42,6 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from trees.formats.rejected import RejectedLine
+from trees.formats.tcl import BLANKS, substitutes, unescape, word_ends
 
 __all__ = ["MAX_WEIGHT", "FsGroupLine", "FsGroupsFile", "parse_fsgroups", "parse_timespec"]
 
@@ -52,13 +53,9 @@ _WINDOW_OPTIONS = frozenset({"-t", "-window"})
 _VALUED = frozenset({"-w", "-u"}) | _WINDOW_OPTIONS  # options followed by a value
 _OPTIONS = "-w, -t, -window, -u and -user"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}  # Time Specifications
-_BLANKS = " \t\r\v\f"  # Tcl's word separators other than the newline
 _WEIGHT = re.compile(r"-?[0-9]+", re.ASCII)
 _BAD_NAME_CHARACTER = re.compile(r"[\s\x00-\x1f\x7f]")
 _BRACED_NEWLINE = re.compile(r"\\\n[ \t]*")  # the one substitution Tcl makes inside braces
-_ESCAPE = re.compile(r"\\(\n[ \t]*|.)", re.DOTALL)
-_ESCAPED = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
-_VARIABLE_START = re.compile(r"[A-Za-z0-9_:{(]")
 _SHOWN = 40  # characters of a value quoted in a problem
 
 
@@ -171,14 +168,9 @@ class _Problem(Exception):
         self.reason = reason
 
 
-def _is_blank(text: str, at: int) -> bool:
-    """Whether a word may end before `at`: a blank, a backslash-newline, or a command's end."""
-    return text[at] in _BLANKS or text[at] in "\n;" or text.startswith("\\\n", at)
-
-
 def _skip_blanks(text: str, at: int, end: int, *, newlines: bool = False) -> int:
     while at < end:
-        if text[at] in _BLANKS or (newlines and text[at] in "\n;"):
+        if text[at] in BLANKS or (newlines and text[at] in "\n;"):
             at += 1
         elif text.startswith("\\\n", at):
             at += 2
@@ -229,38 +221,14 @@ def _closing_quote(text: str, at: int, end: int) -> int:
 
 
 def _bare_end(text: str, at: int, end: int) -> int:
-    while at < end and not _is_blank(text, at):
+    while at < end and not word_ends(text, at):
         at += 2 if text[at] == "\\" else 1
     return min(at, end)
 
 
-def _unescape(raw: str) -> str:
-    def replace(found: re.Match[str]) -> str:
-        escaped = found.group(1)
-        return " " if escaped.startswith("\n") else _ESCAPED.get(escaped, escaped)
-
-    return _ESCAPE.sub(replace, raw)
-
-
-def _substitutes(raw: str) -> bool:
-    """Whether Tcl would substitute a variable or a command in this bare or quoted word."""
-    at = 0
-    while at < len(raw):
-        character = raw[at]
-        if character == "\\":
-            at += 2
-            continue
-        if character == "[" or (
-            character == "$" and _VARIABLE_START.match(raw, at + 1) is not None
-        ):
-            return True
-        at += 1
-    return False
-
-
 def _check_after(text: str, after: int, end: int, closer: str) -> None:
     """Tcl's "extra characters after close-brace" (or close-quote)."""
-    if after >= end or _is_blank(text, after):
+    if after >= end or word_ends(text, after):
         return
     if text[after] == "}":
         raise _Fault(after, "a `}` with no `{` open")
@@ -285,12 +253,12 @@ def _read_word(text: str, at: int, end: int) -> _Word:
             raise _Fault(at, 'this `"` is never closed', rest_lost=True)
         _check_after(text, close + 1, end, '`"`')
         raw = text[at + 1 : close]
-        return _Word(_unescape(raw), at, close + 1, (at + 1, close), "quoted", _substitutes(raw))
+        return _Word(unescape(raw), at, close + 1, (at + 1, close), "quoted", substitutes(raw))
     if first == "}":  # Tcl would take it as a word; here it is always a brace too many
         raise _Fault(at, "a `}` with no `{` open")
     stop = _bare_end(text, at, end)
     raw = text[at:stop]
-    return _Word(_unescape(raw), at, stop, (at, stop), "bare", _substitutes(raw))
+    return _Word(unescape(raw), at, stop, (at, stop), "bare", substitutes(raw))
 
 
 def _command(text: str, at: int, end: int) -> tuple[_Command | _Broken, int]:
