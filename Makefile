@@ -47,6 +47,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/cycle.py
 	$(BIN)/python bench/web.py
 	$(BIN)/python bench/priorities.py
+	$(BIN)/python bench/accelerator.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .mypy_cache .pytest_cache .ruff_cache .hypothesis
