@@ -12,6 +12,9 @@ from django.test import override_settings
 
 from tests.cast import FAST_HASHER, samples_made
 
+# The queue site's fixtures (queue_now, queue_site) for every test that asks for them.
+pytest_plugins = ["tests.trees.queue_site"]
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 EXAMPLES = SHARED / "examples" / "pbs"
 

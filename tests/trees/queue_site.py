@@ -99,3 +99,15 @@ def queued_job_made(
         source_line=1,
         request=json.dumps(asdict(request)),
     )
+
+
+@pytest.fixture
+def queue_now(monkeypatch: pytest.MonkeyPatch) -> datetime:
+    """The moment the queue site is made at, `timezone.now()` frozen there."""
+    return frozen_now(monkeypatch)
+
+
+@pytest.fixture
+def queue_site(queue_now: datetime) -> Cluster:
+    """The queue site, made at `queue_now`."""
+    return queue_site_made(queue_now)

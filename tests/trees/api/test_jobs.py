@@ -3,7 +3,7 @@ tests/trees/queue_site.py computes by hand."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -14,26 +14,15 @@ from django.utils import timezone
 from accounting.models import JobPriorityHistory
 from tests.cast import login_made, member_made
 from tests.trees.api.test_views import bearer, ok
-from tests.trees.queue_site import frozen_now, queue_site_made
 from trees.models import Cluster, Node
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def now(monkeypatch: pytest.MonkeyPatch) -> datetime:
-    return frozen_now(monkeypatch)
-
-
-@pytest.fixture
-def site(now: datetime) -> Cluster:
-    return queue_site_made(now)
-
-
-@pytest.fixture
-def bea(site: Cluster) -> User:
+def bea(queue_site: Cluster) -> User:
     user = login_made("bea", scheduler_user="bea")
-    member_made(user, Node.objects.get(cluster=site, name="bio"))
+    member_made(user, Node.objects.get(cluster=queue_site, name="bio"))
     return user
 
 
@@ -59,9 +48,9 @@ def test_the_queue_in_order_with_each_job_s_terms(client: Client, bea: User) -> 
 
 
 def test_private_usage_masks_the_queue_s_other_jobs(
-    client: Client, bea: User, site: Cluster
+    client: Client, bea: User, queue_site: Cluster
 ) -> None:
-    Cluster.objects.filter(pk=site.pk).update(private_usage=True)
+    Cluster.objects.filter(pk=queue_site.pk).update(private_usage=True)
     jobs = ok(client.get("/api/clusters/q/jobs/", headers=bearer(bea)))["jobs"]
     assert [job["masked"] for job in jobs] == [False, True, True, True]
     masked = jobs[1]
@@ -81,10 +70,10 @@ def test_another_state_is_a_400_naming_the_one_allowed(client: Client, bea: User
     }
 
 
-def test_a_job_s_priority_explained(client: Client, bea: User, site: Cluster) -> None:
+def test_a_job_s_priority_explained(client: Client, bea: User, queue_site: Cluster) -> None:
     at = timezone.now() - timedelta(minutes=10)
     JobPriorityHistory.objects.create(
-        cluster=site, job_id="101[1]", at=at, priority=584.5, position=2, queue_position=2
+        cluster=queue_site, job_id="101[1]", at=at, priority=584.5, position=2, queue_position=2
     )
     data = ok(client.get("/api/jobs/q/101[1]/priority/", headers=bearer(bea)))
     assert (data["job_id"], data["entity"], data["queue"], data["user"]) == (
@@ -143,9 +132,9 @@ def test_unknown_jobs_and_clusters_are_a_json_404(client: Client, bea: User, url
 
 
 def test_a_private_job_answers_as_one_that_does_not_exist(
-    client: Client, bea: User, site: Cluster
+    client: Client, bea: User, queue_site: Cluster
 ) -> None:
-    Cluster.objects.filter(pk=site.pk).update(private_usage=True)
+    Cluster.objects.filter(pk=queue_site.pk).update(private_usage=True)
     hidden = client.get("/api/jobs/q/101[1]/priority/", headers=bearer(bea))
     missing = client.get("/api/jobs/q/999/priority/", headers=bearer(bea))
     assert hidden.status_code == missing.status_code == 404

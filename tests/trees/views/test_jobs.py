@@ -15,20 +15,10 @@ from django.utils import timezone
 from accounting.models import Job, JobPriorityHistory
 from accounting.parsers.records import JobRequest
 from tests.cast import login, member_made
-from tests.trees.queue_site import frozen_now, queue_site_made, queued_job_made
+from tests.trees.queue_site import queued_job_made
 from trees.models import Cluster, Node
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def now(monkeypatch: pytest.MonkeyPatch) -> datetime:
-    return frozen_now(monkeypatch)
-
-
-@pytest.fixture
-def site(now: datetime) -> Cluster:
-    return queue_site_made(now)
 
 
 def text_of(answer: object) -> str:
@@ -38,10 +28,10 @@ def text_of(answer: object) -> str:
 
 
 @pytest.fixture
-def bea(client: Client, site: Cluster) -> User:
+def bea(client: Client, queue_site: Cluster) -> User:
     """A member of bio, whose jobs run as bea."""
     user = login(client, "bea", scheduler_user="bea")
-    member_made(user, Node.objects.get(cluster=site, name="bio"))
+    member_made(user, Node.objects.get(cluster=queue_site, name="bio"))
     return user
 
 
@@ -92,12 +82,11 @@ def test_a_job_without_history_says_when_its_history_starts(client: Client, bea:
 
 
 def test_the_history_chart_draws_each_cycle_s_priority_and_place(
-    client: Client, bea: User, site: Cluster
+    client: Client, bea: User, queue_site: Cluster, queue_now: datetime
 ) -> None:
-    now = timezone.now()
     for minutes, priority, position in ((20, 580.5, 3), (10, 584.25, 2)):
         JobPriorityHistory.objects.create(
-            cluster=site, job_id="101[1]", at=now - timedelta(minutes=minutes),
+            cluster=queue_site, job_id="101[1]", at=queue_now - timedelta(minutes=minutes),
             priority=priority, position=position, queue_position=position,
         )  # fmt: skip
     page = client.get("/clusters/q/jobs/101[1]/").content.decode()
@@ -110,10 +99,10 @@ def test_the_history_chart_draws_each_cycle_s_priority_and_place(
 
 
 def test_one_cycle_of_history_is_a_sentence_not_a_chart(
-    client: Client, bea: User, site: Cluster
+    client: Client, bea: User, queue_site: Cluster
 ) -> None:
     JobPriorityHistory.objects.create(
-        cluster=site, job_id="101[1]", at=timezone.now(), priority=584.25, position=2,
+        cluster=queue_site, job_id="101[1]", at=timezone.now(), priority=584.25, position=2,
         queue_position=2,
     )  # fmt: skip
     page = client.get("/clusters/q/jobs/101[1]/")
@@ -154,9 +143,9 @@ def test_the_queue_lists_every_waiting_job_in_order_then_the_held(
 
 
 def test_private_usage_masks_the_jobs_of_entities_the_person_may_not_read(
-    client: Client, bea: User, site: Cluster
+    client: Client, bea: User, queue_site: Cluster
 ) -> None:
-    Cluster.objects.filter(pk=site.pk).update(private_usage=True)
+    Cluster.objects.filter(pk=queue_site.pk).update(private_usage=True)
     answer = client.get("/clusters/q/queue/")
     page, text = answer.content.decode(), text_of(answer)
     assert "102.srv bio bea" in text  # her own project's job
@@ -168,8 +157,10 @@ def test_private_usage_masks_the_jobs_of_entities_the_person_may_not_read(
     assert client.get("/clusters/q/jobs/102.srv/").status_code == 200
 
 
-def test_a_person_reads_their_own_job_whatever_its_entity(client: Client, site: Cluster) -> None:
-    Cluster.objects.filter(pk=site.pk).update(private_usage=True)
+def test_a_person_reads_their_own_job_whatever_its_entity(
+    client: Client, queue_site: Cluster
+) -> None:
+    Cluster.objects.filter(pk=queue_site.pk).update(private_usage=True)
     login(client, "dan", scheduler_user="dkaya")
     assert client.get("/clusters/q/jobs/101[1]/").status_code == 200
     assert client.get("/clusters/q/jobs/102.srv/").status_code == 404
@@ -199,10 +190,10 @@ def test_a_held_job_has_no_place_and_no_projection(client: Client, bea: User) ->
 
 
 def test_the_scheduler_s_own_comment_is_shown_escaped(
-    client: Client, bea: User, site: Cluster
+    client: Client, bea: User, queue_site: Cluster
 ) -> None:
     queued_job_made(
-        site, "105", "bio", "bea", 1, 60, timezone.now(), reason="<b>Not Running</b>: ncpus"
+        queue_site, "105", "bio", "bea", 1, 60, timezone.now(), reason="<b>Not Running</b>: ncpus"
     )
     page = client.get("/clusters/q/jobs/105/").content.decode()
     assert "&lt;b&gt;Not Running&lt;/b&gt;: ncpus" in page
@@ -213,12 +204,13 @@ def test_the_cluster_page_links_its_queue(client: Client, bea: User) -> None:
     assert 'href="/clusters/q/queue/"' in client.get("/clusters/q/").content.decode()
 
 
-def test_my_jobs_on_the_landing_page_and_me(client: Client, bea: User, site: Cluster) -> None:
-    now = timezone.now()
+def test_my_jobs_on_the_landing_page_and_me(
+    client: Client, bea: User, queue_site: Cluster, queue_now: datetime
+) -> None:
     Job.objects.create(
-        cluster=site, job_id="99", run=1, state="running", entity="bio",
-        node=Node.objects.get(cluster=site, name="bio"), user="bea", queue="workq", ncpus=8,
-        start=now - timedelta(hours=3), source_file="t", source_line=2,
+        cluster=queue_site, job_id="99", run=1, state="running", entity="bio",
+        node=Node.objects.get(cluster=queue_site, name="bio"), user="bea", queue="workq", ncpus=8,
+        start=queue_now - timedelta(hours=3), source_file="t", source_line=2,
     )  # fmt: skip
     for address in ("/", "/me/"):
         text = text_of(client.get(address))
@@ -234,7 +226,7 @@ def test_my_jobs_on_the_landing_page_and_me(client: Client, bea: User, site: Clu
 
 
 def test_a_slurm_job_shows_its_weighted_factors_and_nice_apart(
-    client: Client, samples: None, now: datetime
+    client: Client, samples: None, queue_now: datetime
 ) -> None:
     """fairtree (the Slurm sample) weighing FairShare 10,000 and age 1,000 (PriorityMaxAge 7
     days): a job of an association with FairShare f, accruing age for 3.5 days, with nice 200,
@@ -247,13 +239,13 @@ def test_a_slurm_job_shows_its_weighted_factors_and_nice_apart(
     assert user is not None
     assert user.parent is not None
     request = JobRequest(
-        accrue_time=int((now - timedelta(days=3.5)).timestamp()), nice=200, reason="Priority"
+        accrue_time=int((queue_now - timedelta(days=3.5)).timestamp()), nice=200, reason="Priority"
     )
     Job.objects.create(
         cluster=cluster, job_id="4103947_7", run=1, state="queued",
         entity=f"{user.parent.name}:{user.name}", node=user, user=user.name,
         account=user.parent.name, queue="batch", ncpus=4, requested_walltime=600,
-        qtime=now - timedelta(days=3.5), source_file="t", source_line=1,
+        qtime=queue_now - timedelta(days=3.5), source_file="t", source_line=1,
         request=json.dumps(asdict(request)),
     )  # fmt: skip
     login(client, "root-admin", staff=True)
@@ -275,11 +267,11 @@ def test_a_slurm_job_shows_its_weighted_factors_and_nice_apart(
 
 
 def test_without_a_formula_pbs_s_sort_criteria_order_the_job(
-    client: Client, bea: User, site: Cluster
+    client: Client, bea: User, queue_site: Cluster
 ) -> None:
     """No job_sort_formula: fair_share orders the jobs by their entities' usage/perc (bio
     1000 / 0.5 = 2000, cond 500 / 0.25 = 2000 under physics's 4000: bio first)."""
-    Cluster.objects.filter(pk=site.pk).update(job_sort_formula="")
+    Cluster.objects.filter(pk=queue_site.pk).update(job_sort_formula="")
     answer = client.get("/clusters/q/jobs/101[1]/")
     assert answer.status_code == 200
     text, page = text_of(answer), answer.content.decode()
