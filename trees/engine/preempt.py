@@ -580,7 +580,10 @@ def _no_victim(running: Sequence[Job], tried: list[list[tuple[_Term, TermResult]
         f"{'have' if counts[group] != 1 else 'has'} {', '.join(shown)}"
         for group, shown in values.items()
     )
-    return f"but no running job has {_condition(term, result)} ({details})"
+    # The conditions those jobs met come first: others failed earlier, and may well have it.
+    passed = [_condition(*pair) for pair in tried[furthest][:stop]]
+    which = f"running job with {' and '.join(passed)}" if passed else "running job"
+    return f"but no {which} has {_condition(term, result)} ({details})"
 
 
 def _sorted_rules(rules: Sequence[PreemptRule]) -> list[PreemptRule]:
