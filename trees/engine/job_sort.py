@@ -187,18 +187,21 @@ def _standings_values(standings: Sequence[Standing]) -> list[dict[str, float]]:
     """_standing_values of many entities at once (a big queue's jobs belong to thousands)."""
     with np.errstate(over="ignore"):  # a C float past its range is inf
         perc = np.array([s.fairshare_perc for s in standings], dtype=np.float64).astype(_F32)
-        usage = np.array([s.fairshare_tree_usage for s in standings]).astype(_F32)
+        usage = np.array([s.fairshare_tree_usage for s in standings], dtype=np.float64).astype(_F32)
     # usage_factor / tree_percentage is a float division, then pow() in double.
     factors = fairshare_factors(perc, usage).tolist()
-    return [
-        {
-            "fairshare_perc": (shown := round(p, 6)),
-            "fair_share_perc": shown,
-            "fairshare_tree_usage": round(u, 6),
-            "fairshare_factor": round(factor, 6),
-        }
-        for p, u, factor in zip(perc.tolist(), usage.tolist(), factors, strict=True)
-    ]
+    values = []
+    for p, u, factor in zip(perc.tolist(), usage.tolist(), factors, strict=True):
+        shown = _percent(p)
+        values.append(
+            {
+                "fairshare_perc": shown,
+                "fair_share_perc": shown,
+                "fairshare_tree_usage": _percent(u),
+                "fairshare_factor": _percent(factor),
+            }
+        )
+    return values
 
 
 def _add_keywords(values: dict[str, float], job: PbsJob, standing: dict[str, float]) -> None:
