@@ -25,7 +25,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.postgres import database_url, run_on_fresh_database  # noqa: E402  (after the path)
+from bench.postgres import database_url, engine_tree_stored, run_on_fresh_database  # noqa: E402  (after the path)
 
 DATABASE = "fairshare_bench_cycle"
 RUNNING = 10_000
@@ -58,23 +58,11 @@ def child() -> None:
     from accounting.models import Job
     from accounting.selectors import node_history_get
     from accounting.services.cycles import cycle_run
-    from bench.engine import synthetic_site
-    from trees.formats.usage_file import UsageFile
     from trees.models import Cluster, Node
-    from trees.services.pbs import pbs_usage_import, resource_group_import
     from trees.services.tree_json import tree_json_write
 
-    groups, records = synthetic_site()
     started = time.perf_counter()
-    resource_group_import(cluster_name="bench", groups=groups, pbs_messages=[], source="bench")
-    pbs_usage_import(
-        cluster_name="bench",
-        usage=UsageFile(
-            last_decay=int(NOW.timestamp()) - 3600,
-            records=records,
-            numbers=list(range(1, len(records) + 1)),
-        ),
-    )
+    engine_tree_stored(NOW)
     cluster = Cluster.objects.get(name="bench")
     leaves = [f"u{n}" for n in range(100_000)]
     rng = random.Random(5)

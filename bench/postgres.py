@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,3 +37,22 @@ def run_on_fresh_database(script: str, name: str, child: Callable[[], None]) -> 
     else:
         fresh_database(name)
         subprocess.run([sys.executable, script, "--child"], check=True)
+
+
+def engine_tree_stored(now: datetime) -> None:
+    """The engine benchmark's tree and usage (bench/engine.py) stored as the cluster `bench`,
+    last decayed an hour before `now`. Call it in a child, after django.setup()."""
+    from bench.engine import synthetic_site
+    from trees.formats.usage_file import UsageFile
+    from trees.services.pbs import pbs_usage_import, resource_group_import
+
+    groups, records = synthetic_site()
+    resource_group_import(cluster_name="bench", groups=groups, pbs_messages=[], source="bench")
+    pbs_usage_import(
+        cluster_name="bench",
+        usage=UsageFile(
+            last_decay=int(now.timestamp()) - 3600,
+            records=records,
+            numbers=list(range(1, len(records) + 1)),
+        ),
+    )

@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.postgres import database_url, run_on_fresh_database  # noqa: E402  (after the path)
+from bench.postgres import database_url, engine_tree_stored, run_on_fresh_database  # noqa: E402  (after the path)
 
 DATABASE = "fairshare_bench_priorities"
 QUEUED = 100_000
@@ -49,22 +49,10 @@ def child() -> None:
     from accounting.models import Job
     from accounting.priorities import queue_order_get, queue_orders_forget
     from accounting.services.cycles import cycle_run
-    from bench.engine import synthetic_site
-    from trees.formats.usage_file import UsageFile
     from trees.models import Cluster, Node
-    from trees.services.pbs import pbs_usage_import, resource_group_import
 
-    groups, records = synthetic_site()
     started = time.perf_counter()
-    resource_group_import(cluster_name="bench", groups=groups, pbs_messages=[], source="bench")
-    pbs_usage_import(
-        cluster_name="bench",
-        usage=UsageFile(
-            last_decay=int(NOW.timestamp()) - 3600,
-            records=records,
-            numbers=list(range(1, len(records) + 1)),
-        ),
-    )
+    engine_tree_stored(NOW)
     Cluster.objects.filter(name="bench").update(
         job_sort_formula=SEED_003, eligible_time_enable=True, fair_share=True
     )
@@ -94,7 +82,7 @@ def child() -> None:
         f" {time.perf_counter() - started:.1f} s"
     )
     # A web process holds none of what made the site: drop it, as its collector would scan it.
-    del jobs, groups, records
+    del jobs
     gc.collect()
     timings = []
     for _ in range(3):
