@@ -303,8 +303,7 @@ def person_jobs_get(
                 WaitingJob(
                     job, len(order.ordered), queues.get(job.queue, 0), fairshare_term(order, job)
                 )
-                for job in (*order.ordered, *order.held)
-                if job.user == user_name
+                for job in order.jobs_of(user_name)
             ]
         found.append(ClusterJobs(cluster, running, queued))
     return found

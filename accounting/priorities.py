@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
-from typing import Any
+from functools import cached_property
+from itertools import accumulate
+from typing import Any, overload
 
+import numpy as np
 from django.db.models import Count, Max, Sum
 from django.db.models.functions import Coalesce
 
@@ -19,7 +22,14 @@ from accounting.models import IngestRun, Job, JobPriorityHistory
 from accounting.parsers.records import JobRequest, JobState
 from trees.bulk import EpochMicroseconds, collector_paused, rows_read
 from trees.engine.formula import JOB_SORT_NAMES, Formula, FormulaError, parse_formula
-from trees.engine.job_sort import PbsJob, SortPolicy, Standing, job_order
+from trees.engine.job_sort import (
+    Entities,
+    JobExplainer,
+    JobOrder,
+    QueuedJobs,
+    SortPolicy,
+    job_sort,
+)
 from trees.engine.multifactor import (
     Factors,
     MultifactorConfig,
@@ -31,7 +41,6 @@ from trees.engine.multifactor import (
     partition_factor_max,
     qos_priority_max,
 )
-from trees.engine.pbs import deserving_keys
 from trees.engine.times import epoch_microseconds_time, epoch_seconds
 from trees.formats.sprio import SprioRow, sprio_row
 from trees.models import Cluster, Node, Queue, Scheduler, SettingChange
@@ -42,10 +51,11 @@ QUEUED_FIELDS = (
     "ngpus", "nodes", "requested_walltime", "mpiprocs", "submitted_us", "etime_us", "request",
 )  # fmt: skip
 _SEQUENCE = re.compile(r"(\d+)(?:\[(\d*)\]|_(\d+))?")
+_PLAIN_SEQUENCE_DIGITS = 18  # a plain job id of at most this many digits is an int64
 
 
-# Not frozen: 100,000 are made for a big queue's order, and a frozen dataclass's __init__ is
-# five times slower. Nothing changes one once made (a web process shares them between pages).
+# Not frozen: a frozen dataclass's __init__ is five times slower. Nothing changes one once
+# made (a web process shares them between pages).
 @dataclass(slots=True)
 class QueuedJob:
     """A queued job, its priority and where it stands; `position` None for a held job."""
@@ -92,6 +102,130 @@ class QueuedJob:
         }
 
 
+class QueuedRows:
+    """A cluster's queued rows as the orders read them, a column per QUEUED_FIELDS name:
+    `submitted_us` is its qtime, else its ctime, and `etime_us` its etime, in µs since the
+    epoch."""
+
+    def __init__(self, rows: Sequence[Sequence[Any]]) -> None:
+        self.columns: dict[str, Sequence[Any]] = (
+            dict(zip(QUEUED_FIELDS, zip(*rows, strict=True), strict=True))
+            if rows
+            else {name: () for name in QUEUED_FIELDS}
+        )
+
+    def __len__(self) -> int:
+        return len(self.columns["pk"])
+
+    def __getitem__(self, name: str) -> Sequence[Any]:
+        return self.columns[name]
+
+    def row(self, index: int) -> dict[str, Any]:
+        """One row, by name."""
+        return {name: column[index] for name, column in self.columns.items()}
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        return (self.row(index) for index in range(len(self)))
+
+    def find(self, job_id: str) -> dict[str, Any] | None:
+        """The row of that job id, if any."""
+        try:
+            return self.row(self.columns["job_id"].index(job_id))
+        except ValueError:
+            return None
+
+
+class OrderedJobs(Sequence[QueuedJob]):
+    """The jobs the scheduler considers, in its order. A page shows a few of a big queue: each
+    job's QueuedJob (its terms worked out) is made when it is first asked for, and what the
+    whole order is asked (who is where, how much is ahead) is read from columns, each taken
+    from the rows when first asked for (`column` gives a QUEUED_FIELDS column in order)."""
+
+    def __init__(
+        self,
+        *,
+        priorities: Sequence[float | None],
+        queue_positions: Sequence[int],
+        column: Callable[[str], Sequence[Any]],
+        make: Callable[[int], QueuedJob],
+    ) -> None:
+        self.priorities, self.queue_positions = priorities, queue_positions
+        self._column, self._make = column, make
+        self._made: list[QueuedJob | None] = [None] * len(priorities)
+
+    @classmethod
+    def of(cls, jobs: list[QueuedJob]) -> OrderedJobs:
+        """Jobs already made, in order."""
+        attributes = {"requested_walltime": "walltime"}
+
+        def column(name: str) -> list[Any]:
+            attribute = attributes.get(name, name)
+            return [getattr(job, attribute) for job in jobs]
+
+        return cls(
+            priorities=[job.priority for job in jobs],
+            queue_positions=[job.queue_position or 0 for job in jobs],
+            column=column,
+            make=jobs.__getitem__,
+        )
+
+    @cached_property
+    def job_ids(self) -> Sequence[str]:
+        return self._column("job_id")
+
+    @cached_property
+    def users(self) -> Sequence[str]:
+        return self._column("user")
+
+    @cached_property
+    def queues(self) -> Sequence[str]:
+        return self._column("queue")
+
+    @cached_property
+    def ncpus(self) -> Sequence[int]:
+        return self._column("ncpus")
+
+    @cached_property
+    def walltimes(self) -> Sequence[int | None]:
+        return self._column("requested_walltime")
+
+    @cached_property
+    def submitted_us(self) -> Sequence[int | None]:
+        return self._column("submitted_us")
+
+    def __len__(self) -> int:
+        return len(self.priorities)
+
+    @overload
+    def __getitem__(self, index: int) -> QueuedJob: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[QueuedJob]: ...
+    def __getitem__(self, index: int | slice) -> QueuedJob | list[QueuedJob]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        job = self._made[index]
+        if job is None:
+            job = self._made[index] = self._make(index)
+        return job
+
+    def __iter__(self) -> Iterator[QueuedJob]:
+        return (self[index] for index in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, OrderedJobs | list):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<OrderedJobs of {len(self)}>"
+
+
 @dataclass(frozen=True)
 class QueueOrder:
     """A cluster's queued jobs at `at`: those the scheduler considers, in its order, and the
@@ -99,27 +233,39 @@ class QueueOrder:
 
     cluster: Cluster
     at: datetime
-    ordered: list[QueuedJob]
+    ordered: OrderedJobs
     held: list[QueuedJob]
     formula: str  # PBS's job_sort_formula ("" for none; Slurm: "")
     problem: str = ""  # why the priorities could not be computed as configured
-    _by_id: dict[str, QueuedJob] = field(init=False, repr=False, compare=False)
-    queue_sizes: dict[str, int] = field(init=False, repr=False, compare=False)  # jobs a queue
-    _sums: tuple[list[int], list[float]] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        # Worked out once for the order, which a web process keeps for the cycle: a page then
-        # finds its job, its queue's size and what is ahead of it without walking the queue.
-        jobs = {job.job_id: job for job in (*self.ordered, *self.held)}
+    # Worked out once for the order, which a web process keeps for the cycle: a page then
+    # finds its job, its queue's size and what is ahead of it without walking the queue.
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        return {job_id: index for index, job_id in enumerate(self.ordered.job_ids)}
+
+    @cached_property
+    def queue_sizes(self) -> dict[str, int]:
+        """How many jobs of each queue are considered."""
         sizes: dict[str, int] = {}
-        cores, core_hours = [0], [0.0]
-        for job in self.ordered:
-            sizes[job.queue] = sizes.get(job.queue, 0) + 1
-            cores.append(cores[-1] + job.ncpus)
-            core_hours.append(core_hours[-1] + job.core_hours)
-        object.__setattr__(self, "_by_id", jobs)
-        object.__setattr__(self, "queue_sizes", sizes)
-        object.__setattr__(self, "_sums", (cores, core_hours))
+        for queue in self.ordered.queues:
+            sizes[queue] = sizes.get(queue, 0) + 1
+        return sizes
+
+    @cached_property
+    def _sums(self) -> tuple[list[int], list[float]]:
+        ordered = self.ordered
+        cores = list(accumulate(ordered.ncpus, initial=0))
+        core_hours = list(
+            accumulate(
+                (
+                    n * (w or 0) / 3600
+                    for n, w in zip(ordered.ncpus, ordered.walltimes, strict=True)
+                ),
+                initial=0.0,
+            )
+        )
+        return cores, core_hours
 
     def ahead_sizes(self, job: QueuedJob) -> tuple[int, int, float]:
         """How many jobs are considered before this one, their cores and their core-hours
@@ -129,7 +275,15 @@ class QueueOrder:
         return before, cores[before], core_hours[before]
 
     def find(self, job_id: str) -> QueuedJob | None:
-        return self._by_id.get(job_id)
+        index = self._positions.get(job_id)
+        if index is not None:
+            return self.ordered[index]
+        return next((job for job in self.held if job.job_id == job_id), None)
+
+    def jobs_of(self, user: str) -> list[QueuedJob]:
+        """The scheduler user's jobs: the waiting ones in order, then the held ones."""
+        mine = [self.ordered[i] for i, owner in enumerate(self.ordered.users) if owner == user]
+        return [*mine, *(job for job in self.held if job.user == user)]
 
 
 # The last order computed for each cluster, with what it was computed from: pages and the API
@@ -137,7 +291,7 @@ class QueueOrder:
 # big queue once a cycle, not once a request. The queued rows it was read from are kept apart:
 # they change only when jobs come, go or are re-entered, not at each cycle.
 _ORDERS: dict[int, tuple[tuple[object, ...], QueueOrder]] = {}
-_ROWS: dict[int, tuple[tuple[object, ...], list[dict[str, Any]]]] = {}
+_ROWS: dict[int, tuple[tuple[object, ...], QueuedRows]] = {}
 
 
 def queue_order_get(*, cluster: Cluster, at: datetime) -> QueueOrder:
@@ -179,18 +333,17 @@ def queue_orders_forget() -> None:
     _ROWS.clear()
 
 
-def queued_rows_get(*, cluster: Cluster) -> list[dict[str, Any]]:
-    """The cluster's queued rows as the orders read them: QUEUED_FIELDS, with `submitted_us`
-    its qtime, else its ctime, and `etime_us` its etime, in µs since the epoch."""
+def queued_rows_get(*, cluster: Cluster) -> QueuedRows:
+    """The cluster's queued rows as the orders read them."""
     jobs = Job.objects.filter(cluster=cluster, state=JobState.QUEUED).annotate(
         submitted_us=EpochMicroseconds(Coalesce("qtime", "ctime")),
         etime_us=EpochMicroseconds("etime"),
     )
-    rows = rows_read(jobs.values_list(*QUEUED_FIELDS))
-    return [dict(zip(QUEUED_FIELDS, row, strict=True)) for row in rows]
+    # In no order: the orders do not depend on it, and a big queue's sort spills to disk.
+    return QueuedRows(rows_read(jobs.order_by().values_list(*QUEUED_FIELDS)))
 
 
-# 100,000 jobs' objects made at once, none in a reference cycle: see trees/bulk.py.
+# A big queue's columns and objects made at once, none in a reference cycle: see trees/bulk.py.
 @collector_paused()
 def _queue_order(cluster: Cluster, at: datetime, rows_key: tuple[object, ...]) -> QueueOrder:
     kept = _ROWS.get(cluster.pk)
@@ -207,9 +360,8 @@ def _queue_order(cluster: Cluster, at: datetime, rows_key: tuple[object, ...]) -
 _REQUEST_FIELDS = frozenset(f.name for f in fields(JobRequest))
 
 
-def job_request(row: Mapping[str, Any]) -> JobRequest:
-    """The stored request of a queued row (an empty one where none was stored)."""
-    text = row["request"]
+def job_request(text: str | None) -> JobRequest:
+    """A queued row's stored request (an empty one where none was stored)."""
     if not text:
         return JobRequest()
     stored = json.loads(text)
@@ -218,16 +370,15 @@ def job_request(row: Mapping[str, Any]) -> JobRequest:
     return JobRequest(**{key: value for key, value in stored.items() if key in _REQUEST_FIELDS})
 
 
-def job_requests(rows: Iterable[Mapping[str, Any]]) -> list[JobRequest]:
-    """Each row's job_request; rows storing the same text share one (read-only) request, as the
-    jobs of a batch often ask for the same."""
+def job_requests(texts: Iterable[str | None]) -> list[JobRequest]:
+    """Each stored request text's job_request; the same text gives one (read-only) request,
+    as the jobs of a batch often ask for the same."""
     parsed: dict[str | None, JobRequest] = {}
     requests = []
-    for row in rows:
-        text = row["request"]
+    for text in texts:
         request = parsed.get(text)
         if request is None:
-            request = parsed[text] = job_request(row)
+            request = parsed[text] = job_request(text)
         requests.append(request)
     return requests
 
@@ -243,58 +394,79 @@ def _rank_key(job_id: str) -> tuple[int, int, str]:
     return (int(match.group(1)), int(index), job_id)
 
 
-def _pbs_resources(row: Mapping[str, Any], request: JobRequest) -> dict[str, float]:
-    """The Resource_List amounts: the request's, else what the row says it asked for."""
-    if request.resources:
-        return request.resources  # shared by the jobs of one request text: read, never changed
-    resources: dict[str, float] = {"ncpus": row["ncpus"], "ngpus": row["ngpus"]}
-    if row["nodes"]:
-        resources["nodect"] = row["nodes"]
-    if row["requested_walltime"] is not None:
-        resources["walltime"] = row["requested_walltime"]
-    if row["mpiprocs"] is not None:
-        resources["mpiprocs"] = row["mpiprocs"]
-    return resources
-
-
-def eligible_seconds(
-    row: Mapping[str, Any], request: JobRequest, now: int, *, enabled: bool
-) -> int:
-    """PBS eligible_time at `now`: 0 unless eligible_time_enable; qstat's accrued value plus
-    the time since its snapshot while the job accrues as eligible (accrue_type 2); else the
-    time since etime (stat_job.c:264-279)."""
-    if not enabled:
-        return 0
-    if request.eligible_time is not None:
-        since = (now - request.sampled) if request.sampled is not None else 0
-        growing = request.accrue_type in (None, 2)
-        return max(0, request.eligible_time + (max(since, 0) if growing else 0))
-    etime_us = row["etime_us"]
-    return max(0, now - etime_us // 1_000_000) if etime_us is not None else 0
-
-
-def _standings(cluster: Cluster, node_ids: Iterable[int]) -> dict[int, Standing]:
-    """Each entity node's numbers as the scheduler holds them, with its path's deserving key."""
-    rows = rows_read(
-        Node.objects.filter(cluster=cluster).values_list(
-            "id", "parent_id", "fairshare_perc", "fairshare_tree_usage", "usage"
-        )
+def _ranks(job_ids: Sequence[str], pks: Sequence[int]) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """Each job's 1-based place when the ids are in the order servers number them (rows of
+    the same id, which a server never has at once, by their primary key)."""
+    size = len(job_ids)
+    plain = all(
+        job_id.isdigit()
+        and len(job_id) <= _PLAIN_SEQUENCE_DIGITS
+        and (job_id[0] != "0" or job_id == "0")
+        for job_id in job_ids
     )
-    parents, levels, tree_usages = {}, {}, {}
-    for pk, parent, perc, tree_usage, usage in rows:
-        parents[pk] = parent
-        levels[pk] = (perc, usage)
-        tree_usages[pk] = tree_usage
-    keys = deserving_keys(parents, levels, {pk for pk in node_ids if pk in parents})
-    return {
-        pk: Standing(
-            fairshare_perc=levels[pk][0], fairshare_tree_usage=tree_usages[pk], deserving=key
+    if plain:  # each id is its own number
+        numbers = np.fromiter(map(int, job_ids), dtype=np.int64, count=size)
+        order = np.lexsort((np.asarray(pks, dtype=np.int64), numbers))
+    else:
+        order = np.array(
+            sorted(range(size), key=lambda i: (_rank_key(job_ids[i]), pks[i])), dtype=np.int64
         )
-        for pk, key in keys.items()
-    }
+    ranks = np.empty(size, dtype=np.int64)
+    ranks[order] = np.arange(1, size + 1)
+    return ranks
 
 
-_NO_STANDING = Standing(fairshare_perc=0.0, fairshare_tree_usage=0.0, deserving=((1, 0.0),))
+def eligible_times(
+    etime_us: Sequence[int | None], requests: Sequence[JobRequest], now: int, *, enabled: bool
+) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """PBS eligible_time at `now` of each job: 0 unless eligible_time_enable; qstat's accrued
+    value plus the time since its snapshot while the job accrues as eligible (accrue_type 2);
+    else the time since etime (stat_job.c:264-279)."""
+    size = len(requests)
+    if not enabled:
+        return np.zeros(size, dtype=np.int64)
+    known = np.fromiter((e is not None for e in etime_us), dtype=np.bool_, count=size)
+    etime = np.fromiter((e or 0 for e in etime_us), dtype=np.int64, count=size)
+    times = np.where(known, np.maximum(0, now - etime // 1_000_000), 0)
+    for index, request in enumerate(requests):
+        if request.eligible_time is not None:
+            since = (now - request.sampled) if request.sampled is not None else 0
+            growing = request.accrue_type in (None, 2)
+            times[index] = max(0, request.eligible_time + (max(since, 0) if growing else 0))
+    return times
+
+
+@dataclass(frozen=True)
+class NodeStandings:
+    """Every node of a cluster as the scheduler holds it this cycle, as job_sort's entities
+    (a row per node, and the row of an entity outside the tree), and each node id's row."""
+
+    rows: dict[int, int]
+    entities: Entities
+
+    def rows_of(self, node_ids: Iterable[int | None]) -> np.ndarray[Any, np.dtype[np.int64]]:
+        """The row of each job's node; a job without one (or of a node gone) is an outsider."""
+        rows, outsider = self.rows, self.entities.outsider
+        found = [outsider if pk is None else rows.get(pk, outsider) for pk in node_ids]
+        return np.array(found, dtype=np.int64)
+
+
+def node_standings_get(*, cluster: Cluster) -> NodeStandings:
+    """The cluster's nodes as stored: their numbers and the deserving order of their paths."""
+    rows = rows_read(
+        Node.objects.filter(cluster=cluster)
+        .order_by()
+        .values_list("id", "parent_id", "fairshare_perc", "fairshare_tree_usage", "usage")
+    )
+    ids, parents, perc, tree_usage, usage = zip(*rows, strict=True) if rows else ((),) * 5
+    index = {pk: row for row, pk in enumerate(ids)}
+    parent = np.array([-1 if pk is None else index[pk] for pk in parents], dtype=np.int64)
+
+    def doubles(column: Sequence[float]) -> np.ndarray[Any, np.dtype[np.float64]]:
+        return np.array(column, dtype=np.float64)
+
+    entities = Entities.of_tree(parent, doubles(perc), doubles(tree_usage), doubles(usage))
+    return NodeStandings(index, entities)
 
 
 def job_sort_formula_parse(cluster: Cluster) -> Formula | None:
@@ -308,13 +480,10 @@ def job_sort_formula_parse(cluster: Cluster) -> Formula | None:
 
 
 def pbs_order(
-    cluster: Cluster,
-    at: datetime,
-    rows: list[dict[str, Any]],
-    standings: Mapping[int, Standing] | None = None,
+    cluster: Cluster, at: datetime, rows: QueuedRows, standings: NodeStandings | None = None
 ) -> QueueOrder:
-    """PBS's order of these queued rows (QUEUED_FIELDS) at `at`; with `standings`, the
-    entities stand as those say (a what-if) instead of as stored."""
+    """PBS's order of these queued rows at `at`; with `standings`, the entities stand as those
+    say (a what-if) instead of as stored."""
     now = epoch_seconds(at)
     problem = ""
     try:
@@ -330,66 +499,142 @@ def pbs_order(
         queue_priorities=queues,
         threshold=cluster.job_sort_formula_threshold,
     )
-    requests = job_requests(rows)
+    requests = job_requests(rows["request"])
     if standings is None:
-        standings = _standings(cluster, (row["node_id"] for row in rows if row["node_id"]))
-    ranks = {
-        job_id: rank
-        for rank, job_id in enumerate(sorted((row["job_id"] for row in rows), key=_rank_key), 1)
-    }
-    enabled = cluster.eligible_time_enable
-    waiting: list[PbsJob] = []
-    considered: list[tuple[dict[str, Any], JobRequest]] = []
-    held = []
-    for row, request in zip(rows, requests, strict=True):
-        if request.held:
-            held.append(_queued(row, request, None))
-            continue
-        submitted_us = row["submitted_us"]
-        accrue_type = request.accrue_type
-        waiting.append(
-            PbsJob(
-                job_id=row["job_id"],
-                entity=row["entity"],
-                queue=row["queue"],
-                resources=_pbs_resources(row, request),
-                eligible_time=eligible_seconds(row, request, now, enabled=enabled),
-                queue_priority=queues.get(row["queue"], 0),
-                job_priority=request.job_priority,
-                accrue_type=accrue_type
-                if accrue_type is not None
-                else (2 if row["etime_us"] is not None else 1),
-                qrank=submitted_us or 0,
-                rank=ranks[row["job_id"]],
-                standing=standings.get(row["node_id"], _NO_STANDING),
-            )
-        )
-        considered.append((row, request))
-    results, order = job_order(waiting, policy)
-    made = [
-        _queued(row, request, result)
-        for (row, request), result in zip(considered, results, strict=True)
+        standings = node_standings_get(cluster=cluster)
+    waiting = [index for index, request in enumerate(requests) if not request.held]
+    jobs = _pbs_jobs(cluster, rows, requests, waiting, standings, queues, now)
+    sorted_jobs = job_sort(jobs, standings.entities, policy)
+    explain = JobExplainer(jobs, standings.entities, policy)
+    ordered = _pbs_ordered(rows, requests, waiting, sorted_jobs, explain)
+    held = [
+        _queued(rows.row(index), request) for index, request in enumerate(requests) if request.held
     ]
-    ordered = [made[index] for index in order]
     held.sort(key=lambda job: _rank_key(job.job_id))
     return QueueOrder(cluster, at, ordered, held, cluster.job_sort_formula, problem)
 
 
-def _queued(row: Mapping[str, Any], request: JobRequest, result: Any) -> QueuedJob:
-    """A QueuedJob of a stored row and, for a job considered, the engine's result."""
-    if result is None:
-        return QueuedJob(
-            row["job_id"], row["entity"], row["node_id"], row["user"],
-            row["account"] or row["project"], row["queue"], row["ncpus"],
-            row["requested_walltime"], row["submitted_us"], request.held, request.reason,
-            None, None, None, {}, {}, None, False,
-        )  # fmt: skip
+def _pbs_jobs(
+    cluster: Cluster,
+    rows: QueuedRows,
+    requests: Sequence[JobRequest],
+    waiting: Sequence[int],
+    standings: NodeStandings,
+    queues: Mapping[str, int],
+    now: int,
+) -> QueuedJobs:
+    """The waiting rows as the scheduler sees its jobs."""
+
+    def taken(column: Sequence[Any]) -> list[Any]:
+        return [column[index] for index in waiting]
+
+    def ints(values: Iterable[int]) -> np.ndarray[Any, np.dtype[np.int64]]:
+        return np.fromiter(values, dtype=np.int64, count=len(waiting))
+
+    chosen = [requests[index] for index in waiting]
+    etime_us, queue = taken(rows["etime_us"]), taken(rows["queue"])
+    return QueuedJobs(
+        job_id=taken(rows["job_id"]),
+        queue=queue,
+        resources=_pbs_resources(rows, requests, waiting),
+        eligible_time=eligible_times(etime_us, chosen, now, enabled=cluster.eligible_time_enable),
+        queue_priority=ints(queues.get(name, 0) for name in queue),
+        job_priority=ints(request.job_priority for request in chosen),
+        accrue_type=ints(
+            (2 if etime is not None else 1) if request.accrue_type is None else request.accrue_type
+            for request, etime in zip(chosen, etime_us, strict=True)
+        ),
+        qrank=ints(submitted or 0 for submitted in taken(rows["submitted_us"])),
+        rank=_ranks(rows["job_id"], rows["pk"])[waiting],
+        entity=standings.rows_of(taken(rows["node_id"])),
+    )
+
+
+def _pbs_resources(
+    rows: QueuedRows, requests: Sequence[JobRequest], waiting: Sequence[int]
+) -> list[Mapping[str, float]]:
+    """Each job's Resource_List amounts: its request's, else what its row says it asked for
+    (jobs asking alike share one mapping, read, never changed)."""
+    alike: dict[tuple[Any, ...], dict[str, float]] = {}
+    columns = [rows[name] for name in ("ncpus", "ngpus", "nodes", "requested_walltime", "mpiprocs")]
+    found: list[Mapping[str, float]] = []
+    for index in waiting:
+        request = requests[index]
+        if request.resources:
+            found.append(request.resources)
+            continue
+        asked = tuple(column[index] for column in columns)
+        resources = alike.get(asked)
+        if resources is None:
+            ncpus, ngpus, nodes, walltime, mpiprocs = asked
+            resources = alike[asked] = {"ncpus": ncpus, "ngpus": ngpus}
+            if nodes:
+                resources["nodect"] = nodes
+            if walltime is not None:
+                resources["walltime"] = walltime
+            if mpiprocs is not None:
+                resources["mpiprocs"] = mpiprocs
+        found.append(resources)
+    return found
+
+
+def _pbs_ordered(
+    rows: QueuedRows,
+    requests: Sequence[JobRequest],
+    waiting: Sequence[int],
+    sorted_jobs: JobOrder,
+    explain: JobExplainer,
+) -> OrderedJobs:
+    """The sorted jobs, each made of its row and the engine's numbers when asked for."""
+    order = sorted_jobs.order.tolist()
+    row_of = [waiting[index] for index in order]
+    values = sorted_jobs.value
+
+    def column(name: str) -> list[Any]:
+        taken = rows[name]
+        return [taken[index] for index in row_of]
+
+    priorities = [None] * len(order) if values is None else values[order].tolist()
+    queue_positions = sorted_jobs.queue_position[order].tolist()
+
+    def make(place: int) -> QueuedJob:
+        index, row = order[place], row_of[place]
+        terms, inputs = explain(index)
+        return _queued(
+            rows.row(row),
+            requests[row],
+            priority=priorities[place],
+            position=place + 1,
+            queue_position=queue_positions[place],
+            terms=terms,
+            values=inputs,
+            error=sorted_jobs.errors.get(index),
+            under_threshold=bool(sorted_jobs.under_threshold[index]),
+        )
+
+    return OrderedJobs(
+        priorities=priorities, queue_positions=queue_positions, column=column, make=make
+    )
+
+
+def _queued(
+    row: Mapping[str, Any],
+    request: JobRequest,
+    *,
+    priority: float | None = None,
+    position: int | None = None,
+    queue_position: int | None = None,
+    terms: dict[str, float] | None = None,
+    values: dict[str, float] | None = None,
+    error: str | None = None,
+    under_threshold: bool = False,
+) -> QueuedJob:
+    """A QueuedJob of a stored row and, for a job considered, its numbers."""
     return QueuedJob(
         row["job_id"], row["entity"], row["node_id"], row["user"],
         row["account"] or row["project"], row["queue"], row["ncpus"],
         row["requested_walltime"], row["submitted_us"], request.held, request.reason,
-        result.value, result.position, result.queue_position, result.terms, result.values,
-        result.error, result.under_threshold,
+        priority, position, queue_position, terms or {}, values or {}, error, under_threshold,
     )  # fmt: skip
 
 
@@ -471,19 +716,15 @@ def slurm_job(row: Mapping[str, Any], request: JobRequest, fs_factor: float) -> 
     )
 
 
-def _slurm_order(cluster: Cluster, at: datetime, rows: list[dict[str, Any]]) -> QueueOrder:
+def _slurm_order(cluster: Cluster, at: datetime, rows: QueuedRows) -> QueueOrder:
     now = epoch_seconds(at)
     queue = SlurmQueue.of(cluster)
-    fs_factors = dict(
-        Node.objects.filter(
-            cluster=cluster, pk__in={row["node_id"] for row in rows if row["node_id"]}
-        ).values_list("pk", "fairshare_factor")
-    )
+    fs_factors = _fairshare_factors(cluster, rows)
     scored = []
     held = []
-    for row, request in zip(rows, job_requests(rows), strict=True):
+    for row, request in zip(rows.rows(), job_requests(rows["request"]), strict=True):
         if request.held:
-            held.append(_queued(row, request, None))
+            held.append(_queued(row, request))
             continue
         factors = queue.factors(slurm_job(row, request, fs_factors.get(row["node_id"], 0.0)), now)
         scored.append((row, request, factors, job_priority(factors)))
@@ -498,25 +739,27 @@ def _slurm_order(cluster: Cluster, at: datetime, rows: list[dict[str, Any]]) -> 
     ordered = []
     for position, (row, request, factors, priority) in enumerate(scored, start=1):
         in_queue[row["queue"]] = in_queue.get(row["queue"], 0) + 1
-        result = SlurmResult(
-            float(priority), position, in_queue[row["queue"]], slurm_terms(factors)
+        ordered.append(
+            _queued(
+                row,
+                request,
+                priority=float(priority),
+                position=position,
+                queue_position=in_queue[row["queue"]],
+                terms=slurm_terms(factors),
+            )
         )
-        ordered.append(_queued(row, request, result))
     held.sort(key=lambda job: _rank_key(job.job_id))
-    return QueueOrder(cluster, at, ordered, held, "")
+    return QueueOrder(cluster, at, OrderedJobs.of(ordered), held, "")
 
 
-@dataclass(frozen=True)
-class SlurmResult:
-    """A Slurm job's place, in the shape _queued reads of the PBS engine's JobPriority."""
-
-    value: float
-    position: int
-    queue_position: int
-    terms: dict[str, float]
-    values: dict[str, float] = field(default_factory=dict)
-    error: str | None = None
-    under_threshold: bool = False
+def _fairshare_factors(cluster: Cluster, rows: QueuedRows) -> dict[int, float]:
+    """The stored FairShare factor of each node the rows are charged to."""
+    return dict(
+        Node.objects.filter(
+            cluster=cluster, pk__in={pk for pk in rows["node_id"] if pk}
+        ).values_list("pk", "fairshare_factor")
+    )
 
 
 def priority_history_get(*, cluster: Cluster, job_id: str) -> list[JobPriorityHistory]:
@@ -530,13 +773,9 @@ def sprio_rows_get(*, cluster: Cluster, at: datetime) -> tuple[MultifactorConfig
     now = epoch_seconds(at)
     queue = SlurmQueue.of(cluster)
     rows = queued_rows_get(cluster=cluster)
-    fs_factors = dict(
-        Node.objects.filter(
-            cluster=cluster, pk__in={row["node_id"] for row in rows if row["node_id"]}
-        ).values_list("pk", "fairshare_factor")
-    )
+    fs_factors = _fairshare_factors(cluster, rows)
     sent = []
-    for row, request in zip(rows, job_requests(rows), strict=True):
+    for row, request in zip(rows.rows(), job_requests(rows["request"]), strict=True):
         if request.held:
             continue
         job = slurm_job(row, request, fs_factors.get(row["node_id"], 0.0))

@@ -13,14 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
+
 from accounting.job_priority import priorities_at
-from accounting.priorities import (
-    pbs_order,
-    queue_order_get,
-    queued_rows_get,
-)
-from trees.engine.job_sort import Standing
-from trees.engine.pbs import FAIRSHARE_MIN_USAGE, PbsMetrics, PbsTree, compute, deserving_key, f32
+from accounting.priorities import NodeStandings, pbs_order, queue_order_get, queued_rows_get
+from trees.engine.job_sort import Entities
+from trees.engine.pbs import FAIRSHARE_MIN_USAGE, PbsMetrics, PbsTree, compute, f32
 from trees.engine.recovery import decay_dates
 from trees.models import Cluster, Node, Scheduler
 from trees.selectors.pbs import pbs_tree_get
@@ -50,7 +48,7 @@ class PriorityWhatIf:
 def priority_whatif_get(*, cluster: Cluster, job_id: str, now: datetime) -> PriorityWhatIf | None:
     """The projection for the queued job of that id (None when no such job waits)."""
     rows = queued_rows_get(cluster=cluster)
-    mine = next((row for row in rows if row["job_id"] == job_id), None)
+    mine = rows.find(job_id)
     if mine is None:
         return None
     entity = mine["entity"]
@@ -110,21 +108,19 @@ def _counted(usage: float) -> float:
     return 0.0 if usage == FAIRSHARE_MIN_USAGE else usage
 
 
-def standings_of(cluster: Cluster, pbs: PbsTree, metrics: PbsMetrics) -> dict[int, Standing]:
+def standings_of(cluster: Cluster, pbs: PbsTree, metrics: PbsMetrics) -> NodeStandings:
     """Each stored node's standing as the scheduler would hold it with these metrics (nodes by
     name: PBS names are unique in a cluster)."""
-    standings = {}
+    tree = pbs.tree
+    rows = {}
     for pk, name in Node.objects.filter(cluster=cluster).values_list("id", "name"):
         index = pbs.find(name)
-        if index is None or index == 0:
-            continue
-        levels = [
-            (float(metrics.fairshare_perc[step]), float(metrics.usage[step]))
-            for step in pbs.gpath(index)[1:]
-        ]
-        standings[pk] = Standing(
-            fairshare_perc=float(metrics.fairshare_perc[index]),
-            fairshare_tree_usage=float(metrics.fairshare_tree_usage[index]),
-            deserving=deserving_key(levels),
-        )
-    return standings
+        if index is not None:
+            rows[pk] = index
+    entities = Entities.of_tree(
+        np.asarray(tree.parent, dtype=np.int64),
+        metrics.fairshare_perc.astype(np.float64),
+        metrics.fairshare_tree_usage.astype(np.float64),
+        metrics.usage,
+    )
+    return NodeStandings(rows, entities)

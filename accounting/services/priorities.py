@@ -26,11 +26,16 @@ def priority_history_write(cluster: Cluster, at: datetime) -> int:
     order = queue_order_get(cluster=cluster, at=at)
     at_us = epoch_microseconds(at)
     moment = connection.ops.adapt_datetimefield_value(at)
+    ordered = order.ordered  # read as columns: no job's terms are needed
     rows = [
-        (cluster.pk, job.job_id, moment, job.priority, job.position or 0, job.queue_position or 0)
-        for job in order.ordered
-        if job.submitted_us is None or job.submitted_us <= at_us
-    ]
+        (cluster.pk, job_id, moment, priority, position, queue_position)
+        for position, (job_id, priority, queue_position, submitted_us) in enumerate(
+            zip(ordered.job_ids, ordered.priorities, ordered.queue_positions,
+                ordered.submitted_us, strict=True),
+            start=1,
+        )
+        if submitted_us is None or submitted_us <= at_us
+    ]  # fmt: skip
     rows_insert(JobPriorityHistory, PRIORITY_COLUMNS, rows)  # a big queue's rows in one COPY
     return len(rows)
 

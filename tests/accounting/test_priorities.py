@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from accounting.models import Job
 from accounting.parsers.records import JobRequest
-from accounting.priorities import eligible_seconds, job_request, queue_order_get
+from accounting.priorities import _ranks, eligible_times, job_request, queue_order_get
 from tests.trees.queue_site import frozen_now, queue_site_made, queued_job_made
 from trees.engine.times import epoch_seconds
 from trees.models import Cluster, Queue
@@ -77,27 +77,30 @@ def test_a_formula_pbs_would_refuse_is_reported_and_the_order_goes_on(
 
 
 def test_eligible_time_is_zero_unless_enabled_and_grows_from_a_snapshot() -> None:
-    row = {"etime_us": None}
     sampled = JobRequest(eligible_time=3600, sampled=1000, accrue_type=2)
-    assert eligible_seconds(row, sampled, 1600, enabled=False) == 0
-    assert eligible_seconds(row, sampled, 1600, enabled=True) == 4200
     ineligible = JobRequest(eligible_time=3600, sampled=1000, accrue_type=1)
-    assert eligible_seconds(row, ineligible, 1600, enabled=True) == 3600
+    requests = [sampled, ineligible]
+    assert eligible_times([None, None], requests, 1600, enabled=False).tolist() == [0, 0]
+    assert eligible_times([None, None], requests, 1600, enabled=True).tolist() == [4200, 3600]
 
 
 def test_eligible_time_counts_from_etime_without_a_snapshot(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     now = frozen_now(monkeypatch)
-    row = {"etime_us": (epoch_seconds(now) - 5 * 3600) * 1_000_000 + 250_000}
-    assert eligible_seconds(row, JobRequest(), epoch_seconds(now), enabled=True) == 5 * 3600
+    etime_us = (epoch_seconds(now) - 5 * 3600) * 1_000_000 + 250_000
+    later_us = (epoch_seconds(now) + 60) * 1_000_000  # an etime ahead of now accrues nothing
+    times = eligible_times(
+        [etime_us, None, later_us], [JobRequest()] * 3, epoch_seconds(now), enabled=True
+    )
+    assert times.tolist() == [5 * 3600, 0, 0]
 
 
 def test_a_request_stored_by_an_older_version_reads_back() -> None:
     stored = {"resources": {"ncpus": 4.0}, "held": True, "gone_field": 1}
-    request = job_request({"request": json.dumps(stored)})
+    request = job_request(json.dumps(stored))
     assert (request.resources, request.held, request.job_priority) == ({"ncpus": 4.0}, True, 0)
-    assert job_request({"request": None}) == JobRequest()
+    assert job_request(None) == JobRequest()
 
 
 def test_a_job_of_an_entity_not_in_the_tree_is_ordered_last_by_standing(
@@ -158,3 +161,11 @@ def test_the_next_cycle_reorders_from_the_rows_kept_until_they_change(
     assert stranded is not None
     assert stranded.node_id is None
     assert stranded.terms["1000*(1-fairshare_tree_usage)"] == 1000.0
+
+
+def test_job_ids_rank_as_servers_number_them() -> None:
+    """Plain sequence numbers as numbers, array subjobs by index, the same id by row."""
+    assert _ranks(["10", "9", "100"], [1, 2, 3]).tolist() == [2, 1, 3]
+    assert _ranks(["100[10]", "100[2]", "99.srv"], [1, 2, 3]).tolist() == [3, 2, 1]
+    assert _ranks(["09", "9", "7_1"], [1, 2, 3]).tolist() == [2, 3, 1]
+    assert _ranks(["5", "5", "4"], [9, 3, 1]).tolist() == [3, 2, 1]

@@ -29,6 +29,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import NamedTuple
 
+import numpy as np
+import numpy.typing as npt
+
 # The names a `fairshare_usage_res` formula may use, as PBS names them: walltime and cput in
 # seconds, mem and vmem in bytes, the rest counts. A job that lacks one has 0 of it.
 USAGE_RESOURCES = (
@@ -106,6 +109,8 @@ MAX_POWER_BITS = 4096
 
 Values = Mapping[str, float]
 Evaluator = Callable[[Values], float]
+Doubles = npt.NDArray[np.float64]
+Flags = npt.NDArray[np.bool_]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line ends Python's tokenizer counts
 _LEADING_BLANKS = " \t\f\r\n"  # eval mode rejects an indented first line; PBS does not care
@@ -346,6 +351,8 @@ class Formula:
     _terms: tuple[_Term, ...] = field(repr=False, compare=False)
     # Each term's closure giving its signed value (a - b adds -b: the same number, exactly).
     _signed: tuple[Evaluator, ...] = field(repr=False, compare=False)
+    # The Python dialect's formula over many jobs at once (evaluate_columns), where it can be.
+    _columns: ColumnEvaluator | None = field(default=None, repr=False, compare=False)
 
     def evaluate(self, values: Mapping[str, float]) -> float:
         """The formula's value; a resource missing from `values` is 0, as PBS counts it unset."""
@@ -376,7 +383,8 @@ def parse_formula(text: str, names: Collection[str], *, python: bool = False) ->
     compiler = _PythonCompiler(source, names) if python else _Compiler(source, names)
     evaluator, terms = compiler.compile_root(root)
     signed = tuple(_negation(t.evaluator) if t.negative else t.evaluator for t in terms)
-    return Formula(text, tuple(compiler.used), python, evaluator, tuple(terms), signed)
+    columns = _column_evaluator(root) if python else None
+    return Formula(text, tuple(compiler.used), python, evaluator, tuple(terms), signed, columns)
 
 
 def evaluate_terms(formula: Formula, values: Mapping[str, float]) -> tuple[float, list[float]]:
@@ -404,6 +412,28 @@ def evaluate_terms(formula: Formula, values: Mapping[str, float]) -> tuple[float
             total = _checked(total + value, term.step)
             signed.append(value)
     return total, signed
+
+
+class Column(NamedTuple):
+    """One name's values over many jobs: as doubles, and which of them are Python ints."""
+
+    values: Doubles
+    ints: Flags
+
+
+def evaluate_columns(
+    formula: Formula, columns: Mapping[str, Column], size: int
+) -> tuple[Doubles, Flags] | None:
+    """evaluate() of the Python dialect over `size` jobs at once, each name's values a Column
+    (a name without one is the int 0): the values, and which jobs numpy's doubles could not
+    stand for Python's numbers (an int past 2**53, a zero divisor), for evaluate() one by one.
+    None for a formula with an operation numpy does not do exactly as Python does: calls,
+    `**`, `//`, `%`, comparisons, conditionals, `and`/`or`/`not`."""
+    if formula._columns is None:
+        return None
+    with np.errstate(all="ignore"):  # inf and nan come out as Python's floats give them
+        values, _, inexact = formula._columns(columns, size)
+    return values.copy(), inexact  # a bare name's values are its column's own array
 
 
 def term_texts(formula: Formula) -> tuple[str, ...]:
@@ -1230,3 +1260,121 @@ def _shown(value: float) -> float:
         return float(value)
     except OverflowError:
         return math.inf if value > 0 else -math.inf
+
+
+# An int of up to 2**53 is a double exactly, and a sum, difference or product of two such ints
+# too while it stays under 2**53; a double division of two of them is Python's int / int
+# (correctly rounded either way). Past it, Python's ints are exact and doubles are not.
+_EXACT_INT = 2.0**53
+
+
+class _ColumnResult(NamedTuple):
+    """A subexpression over the jobs: its doubles, which are Python ints, which are inexact."""
+
+    values: Doubles
+    ints: Flags
+    inexact: Flags
+
+
+ColumnEvaluator = Callable[[Mapping[str, Column], int], _ColumnResult]
+
+_COLUMN_OPERATORS: Mapping[
+    type[ast.operator],
+    Callable[[Doubles, Doubles], Doubles],
+] = {
+    ast.Add: np.add,
+    ast.Sub: np.subtract,
+    ast.Mult: np.multiply,
+}
+
+
+def _column_evaluator(node: ast.expr) -> ColumnEvaluator | None:
+    """The closure computing a compiled Python-dialect node over columns, or None where numpy
+    would not give Python's result: only numbers, names, `+ - * /` and unary signs."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        number = int(value) if isinstance(value, bool) else value
+        if type(number) is int and abs(number) < _EXACT_INT:
+            return _column_constant(float(number), is_int=True)
+        return _column_constant(number, is_int=False) if type(number) is float else None
+    if isinstance(node, ast.Name):
+        constant = MATH_CONSTANTS.get(node.id)  # math's names first, as in _PythonCompiler
+        return _column_name(node.id) if constant is None else _column_constant(constant, False)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        operand = _column_evaluator(node.operand)
+        if operand is None or isinstance(node.op, ast.UAdd):
+            return operand
+        return _column_negation(operand)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult | ast.Div):
+        left, right = _column_evaluator(node.left), _column_evaluator(node.right)
+        if left is None or right is None:
+            return None
+        if isinstance(node.op, ast.Div):
+            return _column_quotient(left, right)
+        return _column_arithmetic(_COLUMN_OPERATORS[type(node.op)], left, right)
+    return None
+
+
+def _column_constant(number: float, is_int: bool) -> ColumnEvaluator:
+    def constant(columns: Mapping[str, Column], size: int) -> _ColumnResult:
+        return _ColumnResult(
+            np.full(size, number), np.full(size, is_int), np.zeros(size, dtype=np.bool_)
+        )
+
+    return constant
+
+
+def _column_name(name: str) -> ColumnEvaluator:
+    def resource(columns: Mapping[str, Column], size: int) -> _ColumnResult:
+        column = columns.get(name)
+        if column is None:  # unset: the int 0
+            return _ColumnResult(np.zeros(size), np.ones(size, np.bool_), np.zeros(size, np.bool_))
+        values, ints = column
+        return _ColumnResult(values, ints, ints & (np.abs(values) >= _EXACT_INT))
+
+    return resource
+
+
+def _int_zeros_positive(values: Doubles, ints: Flags) -> None:
+    """An int 0 has no sign, where a double's 0 may (-0 is 0 for an int, -0.0 for a float)."""
+    values[ints & (values == 0)] = 0.0
+
+
+def _column_negation(operand: ColumnEvaluator) -> ColumnEvaluator:
+    def negation(columns: Mapping[str, Column], size: int) -> _ColumnResult:
+        values, ints, inexact = operand(columns, size)
+        negated = -values
+        _int_zeros_positive(negated, ints)
+        return _ColumnResult(negated, ints, inexact)
+
+    return negation
+
+
+def _column_arithmetic(
+    operation: Callable[[Doubles, Doubles], Doubles],
+    left: ColumnEvaluator,
+    right: ColumnEvaluator,
+) -> ColumnEvaluator:
+    """`+`, `-`, `*`: an int with an int stays an int, anything with a float is a float."""
+
+    def arithmetic(columns: Mapping[str, Column], size: int) -> _ColumnResult:
+        a, a_ints, a_inexact = left(columns, size)
+        b, b_ints, b_inexact = right(columns, size)
+        result = operation(a, b)
+        ints = a_ints & b_ints
+        _int_zeros_positive(result, ints)
+        inexact = a_inexact | b_inexact | (ints & (np.abs(result) >= _EXACT_INT))
+        return _ColumnResult(result, ints, inexact)
+
+    return arithmetic
+
+
+def _column_quotient(left: ColumnEvaluator, right: ColumnEvaluator) -> ColumnEvaluator:
+    """`/`, always a float; a zero divisor is Python's ZeroDivisionError, left to evaluate()."""
+
+    def quotient(columns: Mapping[str, Column], size: int) -> _ColumnResult:
+        a, _, a_inexact = left(columns, size)
+        b, _, b_inexact = right(columns, size)
+        return _ColumnResult(a / b, np.zeros(size, np.bool_), a_inexact | b_inexact | (b == 0))
+
+    return quotient

@@ -14,6 +14,12 @@ Follows pbs-job-priority-and-polling.md §A and §B (OpenPBS commit cd7ab5ed):
   With `by_queue` the scheduler walks the queues by Priority descending (server_info.cpp:280-281,
   fifo.cpp:2018-2186), each queue's jobs in `cmp_sort()` order.
 
+The jobs are ordered as columns (`QueuedJobs`, `Entities`, `job_sort`): a cycle's queue is
+100,000 jobs, and the formula is evaluated over all of them at once where numpy's doubles give
+Python's numbers (`formula.evaluate_columns`), job by job where they may not. What a job's
+priority is made of (its terms, the formula's inputs) is worked out for the jobs shown
+(`job_explained`). `job_priorities` is the same on a list of `PbsJob`s.
+
 Out of scope, taken as off: preemption (`preemptive_sched`), so every job's preemption priority
 is 0 and none was preempted (`cmp_sort()` steps 2 and 3), and `preempt_priority` as a sort key
 is 0; `round_robin`; prime-time sort keys. Only runnable jobs are passed in (step 1): the caller
@@ -31,12 +37,14 @@ import numpy.typing as npt
 
 from trees.engine.formula import (
     JOB_SORT_KEYWORDS,
+    Column,
     Formula,
     FormulaValueError,
+    evaluate_columns,
     evaluate_terms,
     term_texts,
 )
-from trees.engine.pbs import fairshare_factors
+from trees.engine.pbs import deserving_ranks, deserving_rows, fairshare_factors, key_rows
 
 ULONG_MAX = 2**64 - 1
 INT_MIN = -(2**31)  # job_sort_formula_threshold when unset (fifo.cpp:2204)
@@ -53,9 +61,24 @@ SORT_FAIR_SHARE = "fair_share_perc"
 SORT_PREEMPT = "preempt_priority"
 SORT_PRIORITY = "sort_priority"  # read as job_priority (parse.cpp:438-442)
 
+FAIR_SHARE_CRITERION = "usage/perc (fair_share)"
+
 _ULONG_MAX_AS_DOUBLE = float(ULONG_MAX)  # 2**64: what C compares and subtracts
 _KEYWORDS = frozenset(JOB_SORT_KEYWORDS)
+_FAIRSHARE_KEYWORDS = (
+    "fairshare_perc",
+    "fair_share_perc",
+    "fairshare_tree_usage",
+    "fairshare_factor",
+)
 _F32 = np.float32
+# The level that ends a key: an entity under a group of perc <= 0 (pbs.deserving_key).
+_ENDED_LEVEL = (1, 0.0)
+
+Int64Array = npt.NDArray[np.int64]
+Float32Array = npt.NDArray[np.float32]
+Float64Array = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 
 
 @dataclass(slots=True)  # not frozen, as PbsJob below
@@ -68,8 +91,8 @@ class Standing:
     deserving: tuple[tuple[int, float], ...]
 
 
-# PbsJob and JobPriority are not frozen: a big queue makes 100,000 of each per order, and a
-# frozen dataclass's __init__ is five times slower. Nothing changes one once made.
+# PbsJob and JobPriority are not frozen: a frozen dataclass's __init__ is five times slower.
+# Nothing changes one once made.
 @dataclass(slots=True)
 class PbsJob:
     """A queued job as the scheduler sees it in one cycle."""
@@ -115,6 +138,125 @@ class JobPriority:
     under_threshold: bool
 
 
+@dataclass(frozen=True, slots=True)
+class Entities:
+    """The fairshare entities of a cycle's jobs as the scheduler holds them, a row each."""
+
+    fairshare_perc: Float32Array  # tree_percentage
+    fairshare_tree_usage: Float32Array  # usage_factor
+    deserving: Int64Array  # rank in compare_path() order (pbs.deserving_ranks): lower first
+    usage_perc: Float64Array  # the entity's own level of its key: -1 after perc <= 0; nan: none
+
+    @classmethod
+    def of_rows(cls, perc: Float64Array, tree_usage: Float64Array, rows: Float64Array) -> Entities:
+        """The entities of these numbers and deserving rows (pbs.deserving_rows)."""
+        levels = (rows[:, 0::2] >= 0).sum(axis=1)  # a padded level's flag is -1
+        last = np.maximum(levels - 1, 0)
+        at = np.arange(len(rows))
+        if rows.shape[1]:
+            ended = rows[at, 2 * last] == _ENDED_LEVEL[0]
+            own = np.where(ended, -1.0, rows[at, 2 * last + 1])
+        else:
+            own = np.zeros(len(rows))
+        with np.errstate(over="ignore"):  # a C float past its range is inf
+            return cls(
+                np.asarray(perc, dtype=np.float64).astype(_F32),
+                np.asarray(tree_usage, dtype=np.float64).astype(_F32),
+                deserving_ranks(rows),
+                np.where(levels > 0, own, math.nan),
+            )
+
+    @classmethod
+    def of(cls, standings: Sequence[Standing]) -> Entities:
+        """The entities of these standings."""
+        return cls.of_rows(
+            np.array([s.fairshare_perc for s in standings], dtype=np.float64),
+            np.array([s.fairshare_tree_usage for s in standings], dtype=np.float64),
+            key_rows([s.deserving for s in standings]),
+        )
+
+    @classmethod
+    def of_tree(
+        cls, parent: Int64Array, perc: Float64Array, tree_usage: Float64Array, usage: Float64Array
+    ) -> Entities:
+        """Every node of a tree (its parent's index, -1 for the root) and, in one row more
+        (`outsider`), the entity of a job the tree lacks: no share, so after every entity with
+        one, as PBS puts a job of an unknown entity."""
+        rows = deserving_rows(parent, perc, usage)
+        width = max(rows.shape[1], 2)
+        table = np.full((len(rows) + 1, width), -1.0)
+        table[: len(rows), : rows.shape[1]] = rows
+        table[len(rows), :2] = _ENDED_LEVEL
+        return cls.of_rows(np.append(perc, 0.0), np.append(tree_usage, 0.0), table)
+
+    def __len__(self) -> int:
+        return len(self.deserving)
+
+    @property
+    def outsider(self) -> int:
+        """of_tree's row for a job whose entity the tree lacks."""
+        return len(self) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedJobs:
+    """A cycle's queued jobs as the scheduler sees them, a column each attribute."""
+
+    job_id: Sequence[str]
+    queue: Sequence[str]
+    # Resource_List amounts as PBS passes them (sizes kB, times s): jobs asking alike may share
+    # one mapping, which is then read once.
+    resources: Sequence[Mapping[str, float]]
+    eligible_time: Int64Array  # seconds
+    queue_priority: Int64Array
+    job_priority: Int64Array
+    accrue_type: Int64Array
+    qrank: Int64Array  # queue_rank: µs since the epoch when it entered its queue
+    rank: Int64Array  # the order the scheduler built the job objects
+    entity: Int64Array  # the job's row of Entities
+
+    def __len__(self) -> int:
+        return len(self.job_id)
+
+    @classmethod
+    def of(cls, jobs: Sequence[PbsJob]) -> tuple[QueuedJobs, Entities]:
+        """The columns of these jobs, and their entities (a row per distinct Standing)."""
+        rows: dict[int, int] = {}
+        standings: list[Standing] = []
+        for job in jobs:
+            if rows.setdefault(id(job.standing), len(rows)) == len(standings):
+                standings.append(job.standing)
+
+        def column(values: Iterable[int]) -> Int64Array:
+            return np.fromiter(values, dtype=np.int64, count=len(jobs))
+
+        columns = cls(
+            [job.job_id for job in jobs],
+            [job.queue for job in jobs],
+            [job.resources for job in jobs],
+            column(job.eligible_time for job in jobs),
+            column(job.queue_priority for job in jobs),
+            column(job.job_priority for job in jobs),
+            column(job.accrue_type for job in jobs),
+            column(job.qrank for job in jobs),
+            column(job.rank for job in jobs),
+            column(rows[id(job.standing)] for job in jobs),
+        )
+        return columns, Entities.of(standings)
+
+
+@dataclass(frozen=True, slots=True)
+class JobOrder:
+    """What job_sort() makes of a QueuedJobs: the order, and each job's numbers by its index."""
+
+    order: Int64Array  # the jobs' indices, the first considered first
+    position: Int64Array  # 1-based place in that order
+    queue_position: Int64Array  # 1-based place among the jobs of its queue
+    value: Float32Array | None  # the formula value stored as float32; None without a formula
+    errors: Mapping[int, str]  # a job whose formula failed -> what PBS logs after FORMULA_ERROR
+    under_threshold: BoolArray
+
+
 def float_digits(x: float, n: int = FLOAT_NUM_DIGITS) -> int:
     """float_digits() of misc_utils.c:747-774: how many decimals PBS prints of `x` (at most n)."""
     if math.isnan(x):
@@ -154,13 +296,6 @@ def error_log_line(error: str) -> str:
     return FORMULA_ERROR + error
 
 
-def formula_values(job: PbsJob, resources_names: Collection[str]) -> dict[str, float]:
-    """The globals_dict formula_evaluate() builds for a job (job_info.cpp:4016-4048)."""
-    values = _amounts(job.resources, list(resources_names), {})
-    _add_keywords(values, job, _standing_values(job.standing))
-    return values
-
-
 def _printed_amount(amount: float) -> float:
     """An amount printed `%.*f` into globals_dict and read back by Python (job_info.cpp:4020)."""
     text = pbs_decimal(amount)
@@ -178,151 +313,61 @@ def _percent(value: float) -> float:
     return round(value, 6)
 
 
-def _standing_values(standing: Standing) -> dict[str, float]:
-    """The fairshare keywords of the job's entity, as globals_dict gets them."""
-    return _standings_values([standing])[0]
+def _fairshare_keywords(
+    perc: Float32Array, tree_usage: Float32Array, names: Collection[str]
+) -> dict[str, list[float]]:
+    """The fairshare keywords among `names` of each of these entities, as globals_dict gets
+    them: each float32 printed %f; the factor's usage_factor / tree_percentage is a float
+    division, then pow() in double."""
+    shown: dict[str, list[float]] = {}
+    if {"fairshare_perc", "fair_share_perc"} & set(names):
+        shown["fairshare_perc"] = shown["fair_share_perc"] = [_percent(p) for p in perc.tolist()]
+    if "fairshare_tree_usage" in names:
+        shown["fairshare_tree_usage"] = [_percent(u) for u in tree_usage.tolist()]
+    if "fairshare_factor" in names:
+        factors = fairshare_factors(perc, tree_usage).tolist()
+        shown["fairshare_factor"] = [_percent(f) for f in factors]
+    return shown
 
 
-def _standings_values(standings: Sequence[Standing]) -> list[dict[str, float]]:
-    """_standing_values of many entities at once (a big queue's jobs belong to thousands)."""
-    with np.errstate(over="ignore"):  # a C float past its range is inf
-        perc = np.array([s.fairshare_perc for s in standings], dtype=np.float64).astype(_F32)
-        usage = np.array([s.fairshare_tree_usage for s in standings], dtype=np.float64).astype(_F32)
-    # usage_factor / tree_percentage is a float division, then pow() in double.
-    factors = fairshare_factors(perc, usage).tolist()
-    values = []
-    for p, u, factor in zip(perc.tolist(), usage.tolist(), factors, strict=True):
-        shown = _percent(p)
-        values.append(
-            {
-                "fairshare_perc": shown,
-                "fair_share_perc": shown,
-                "fairshare_tree_usage": _percent(u),
-                "fairshare_factor": _percent(factor),
-            }
-        )
-    return values
+class _Inputs:
+    """The globals_dict formula_evaluate() builds for a job (job_info.cpp:4016-4048), made job
+    by job; the amounts of a resources mapping and an entity's keywords worked out once."""
 
+    def __init__(self, jobs: QueuedJobs, entities: Entities, resources: Sequence[str]) -> None:
+        self.jobs, self.entities, self.resources = jobs, entities, list(resources)
+        self.printed: dict[float, float] = {}  # amount -> as read back
+        self.amounts: dict[int, dict[str, float]] = {}  # id(resources) -> the formula's amounts
+        self.keywords: dict[int, dict[str, float]] = {}  # entity row -> its keywords
 
-def _add_keywords(values: dict[str, float], job: PbsJob, standing: dict[str, float]) -> None:
-    """The keywords after the amounts, in globals_dict's order: the job's own are C ints
-    printed `%ld`/`%d` (job_info.cpp:4033-4041); a keyword wins over a resource of its name,
-    as a later key of a dict literal does."""
-    values["eligible_time"] = int(job.eligible_time)
-    values["queue_priority"] = int(job.queue_priority)
-    values["job_priority"] = int(job.job_priority)
-    values.update(standing)
-    values["accrue_type"] = int(job.accrue_type)
+    def __call__(self, index: int) -> dict[str, float]:
+        jobs = self.jobs
+        mapping = jobs.resources[index]
+        amounts = self.amounts.get(id(mapping))
+        if amounts is None:
+            amounts = self.amounts[id(mapping)] = _amounts(mapping, self.resources, self.printed)
+        values = dict(amounts)
+        # The keywords after the amounts, in globals_dict's order: the job's own are C ints
+        # printed `%ld`/`%d`; a keyword wins over a resource of its name, as a later key of a
+        # dict literal does.
+        values["eligible_time"] = int(jobs.eligible_time[index])
+        values["queue_priority"] = int(jobs.queue_priority[index])
+        values["job_priority"] = int(jobs.job_priority[index])
+        values.update(self._keywords(int(jobs.entity[index])))
+        values["accrue_type"] = int(jobs.accrue_type[index])
+        return values
 
-
-def sort_key_value(job: PbsJob, name: str) -> float:
-    """find_resresv_amount() (sort.cpp:902-939): what a job_sort_key line sorts a job on."""
-    if name == SORT_PRIORITY:
-        name = SORT_JOB_PRIORITY
-    if name == SORT_JOB_PRIORITY:
-        return float(job.job_priority)
-    amount = job.resources.get(name)
-    if amount is not None:
-        return amount
-    if name == SORT_FAIR_SHARE:
-        return job.standing.fairshare_perc
-    if name == SORT_PREEMPT:
-        return 0.0  # preemption is off: every job's preempt is 0
-    # Any other name is 0, the man page's `fairshare_perc` included (the code's constant is
-    # fair_share_perc), and a resource the job did not request.
-    return 0.0
-
-
-def job_priorities(jobs: Iterable[PbsJob], policy: SortPolicy) -> list[JobPriority]:
-    """The jobs valued and in the scheduler's order: cmp_sort() (sort.cpp:705-770), by_queue."""
-    priorities, order = job_order(jobs, policy)
-    return [priorities[index] for index in order]
-
-
-def job_order(jobs: Iterable[PbsJob], policy: SortPolicy) -> tuple[list[JobPriority], list[int]]:
-    """job_priorities() as the jobs were given, with the order: their indices, first first. A
-    caller building its own object per job builds it faster in the jobs' own order."""
-    listed = list(jobs)
-    formula = policy.formula
-    stored: list[float | None]
-    if formula is None:
-        values: list[dict[str, float]] = [{} for _ in listed]
-        errors: list[str | None] = [None] * len(listed)
-        terms = _criteria(listed, policy)
-        stored = [None] * len(listed)
-    else:
-        values, raw, errors, terms = _evaluate(listed, formula)
-        stored = list(_to_float32(raw))
-
-    order = _order(listed, stored, policy)
-
-    # Places are worked out in order from plain lists, then every JobPriority is built in the
-    # jobs' own order: walking 100,000 job objects in sorted order costs cache misses.
-    queues = [job.queue for job in listed]
-    positions = [0] * len(listed)
-    queue_positions = [0] * len(listed)
-    queue_counts: dict[str, int] = {}
-    for position, index in enumerate(order, start=1):
-        queue = queues[index]
-        queue_counts[queue] = queue_position = queue_counts.get(queue, 0) + 1
-        positions[index] = position
-        queue_positions[index] = queue_position
-    # fifo.cpp:466: the float value compared with a double threshold, INT_MIN when unset.
-    threshold = INT_MIN if policy.threshold is None else policy.threshold
-    priorities = [
-        JobPriority(
-            job,
-            value,
-            error,
-            described,
-            inputs,
-            position,
-            queue_position,
-            value is not None and value <= threshold,
-        )
-        for job, value, error, described, inputs, position, queue_position in zip(
-            listed, stored, errors, terms, values, positions, queue_positions, strict=True
-        )
-    ]
-    return priorities, order
-
-
-def _evaluate(
-    jobs: list[PbsJob], formula: Formula
-) -> tuple[list[dict[str, float]], list[float], list[str | None], list[dict[str, float]]]:
-    """Each job's formula inputs, value (double), error and terms; the formula evaluated once."""
-    resources = [name for name in formula.names if name not in _KEYWORDS]
-    texts = term_texts(formula)
-    unique = len(set(texts)) == len(texts)
-    printed: dict[float, float] = {}  # amount -> as read back; few distinct amounts recur
-    amounts: dict[int, dict[str, float]] = {}  # id(job.resources) -> the formula's amounts
-    distinct = {id(job.standing): job.standing for job in jobs}
-    standings = dict(zip(distinct, _standings_values(list(distinct.values())), strict=True))
-    all_values: list[dict[str, float]] = []
-    raw: list[float] = []
-    errors: list[str | None] = []
-    all_terms: list[dict[str, float]] = []
-    for job in jobs:
-        # Jobs asking alike often share one resources mapping: its amounts are printed once.
-        shown = amounts.get(id(job.resources))
-        if shown is None:
-            shown = amounts[id(job.resources)] = _amounts(job.resources, resources, printed)
-        values = dict(shown)
-        _add_keywords(values, job, standings[id(job.standing)])
-        all_values.append(values)
-        try:
-            value, signed = evaluate_terms(formula, values)
-        except FormulaValueError as exc:
-            raw.append(0.0)
-            errors.append(exc.reason)
-            all_terms.append({})
-            continue
-        raw.append(value)
-        errors.append(None)
-        all_terms.append(
-            dict(zip(texts, signed, strict=True)) if unique else _merged(texts, signed)
-        )
-    return all_values, raw, errors, all_terms
+    def _keywords(self, row: int) -> dict[str, float]:
+        keywords = self.keywords.get(row)
+        if keywords is None:
+            entities = self.entities
+            shown = _fairshare_keywords(
+                entities.fairshare_perc[row : row + 1],
+                entities.fairshare_tree_usage[row : row + 1],
+                _FAIRSHARE_KEYWORDS,
+            )
+            keywords = self.keywords[row] = {name: shown[name][0] for name in _FAIRSHARE_KEYWORDS}
+        return keywords
 
 
 def _amounts(
@@ -343,97 +388,267 @@ def _amounts(
     return values
 
 
-def _merged(texts: tuple[str, ...], signed: list[float]) -> dict[str, float]:
-    """Terms by text, the values of terms written alike (`ncpus + ncpus`) added up."""
-    merged: dict[str, float] = {}
-    for text, value in zip(texts, signed, strict=True):
-        merged[text] = merged.get(text, 0.0) + value
-    return merged
+def _resource_names(formula: Formula | None, names: Iterable[str] = ()) -> list[str]:
+    """The resources a formula reads (the keywords come apart), or these names."""
+    chosen = names if formula is None else formula.names
+    return [name for name in chosen if name not in _KEYWORDS]
 
 
-def _to_float32(values: list[float]) -> list[float]:
-    """Doubles stored into C floats: pbs.f32 for a whole list at once (inf past the range)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        converted: list[float] = np.asarray(values, dtype=np.float64).astype(np.float32).tolist()
-    return converted
+def formula_values(job: PbsJob, resources_names: Collection[str]) -> dict[str, float]:
+    """The globals_dict formula_evaluate() builds for a job (job_info.cpp:4016-4048)."""
+    jobs, entities = QueuedJobs.of([job])
+    return _Inputs(jobs, entities, _resource_names(None, resources_names))(0)
 
 
-def _criteria(jobs: list[PbsJob], policy: SortPolicy) -> list[dict[str, float]]:
-    """What orders each job when there is no formula, in the order the scheduler weighs it."""
-    labels = [
-        (f"job_sort_key {name} {'HIGH' if descending else 'LOW'}", name)
-        for name, descending in policy.job_sort_key
-    ]
-    described = []
-    for job in jobs:
+def sort_key_value(job: PbsJob, name: str) -> float:
+    """find_resresv_amount() (sort.cpp:902-939): what a job_sort_key line sorts a job on."""
+    return _sort_key_amount(job.resources, job.job_priority, job.standing.fairshare_perc, name)
+
+
+def _sort_key_amount(
+    resources: Mapping[str, float], job_priority: int, fairshare_perc: float, name: str
+) -> float:
+    if name == SORT_PRIORITY:
+        name = SORT_JOB_PRIORITY
+    if name == SORT_JOB_PRIORITY:
+        return float(job_priority)
+    amount = resources.get(name)
+    if amount is not None:
+        return amount
+    if name == SORT_FAIR_SHARE:
+        return fairshare_perc
+    if name == SORT_PREEMPT:
+        return 0.0  # preemption is off: every job's preempt is 0
+    # Any other name is 0, the man page's `fairshare_perc` included (the code's constant is
+    # fair_share_perc), and a resource the job did not request.
+    return 0.0
+
+
+def job_priorities(jobs: Iterable[PbsJob], policy: SortPolicy) -> list[JobPriority]:
+    """The jobs valued and in the scheduler's order: cmp_sort() (sort.cpp:705-770), by_queue."""
+    listed = list(jobs)
+    columns, entities = QueuedJobs.of(listed)
+    sorted_jobs = job_sort(columns, entities, policy)
+    explain = JobExplainer(columns, entities, policy)
+    priorities = []
+    for index in sorted_jobs.order.tolist():
+        terms, values = explain(index)
+        value = None if sorted_jobs.value is None else float(sorted_jobs.value[index])
+        priorities.append(
+            JobPriority(
+                listed[index],
+                value,
+                sorted_jobs.errors.get(index),
+                terms,
+                values,
+                int(sorted_jobs.position[index]),
+                int(sorted_jobs.queue_position[index]),
+                bool(sorted_jobs.under_threshold[index]),
+            )
+        )
+    return priorities
+
+
+def job_sort(jobs: QueuedJobs, entities: Entities, policy: SortPolicy) -> JobOrder:
+    """Each job's formula value and the order the scheduler considers the jobs in:
+    cmp_sort() (sort.cpp:705-770) within by_queue's queues."""
+    size = len(jobs)
+    value: Float32Array | None = None
+    errors: dict[int, str] = {}
+    if policy.formula is not None:
+        raw, errors = _formula_values(jobs, entities, policy.formula)
+        with np.errstate(over="ignore", invalid="ignore"):  # past a float's range: inf
+            value = raw.astype(_F32)
+    order = _order(jobs, entities, value, policy)
+    position = np.empty(size, dtype=np.int64)
+    position[order] = np.arange(1, size + 1)
+    # fifo.cpp:466: the float value compared with a double threshold, INT_MIN when unset.
+    threshold = INT_MIN if policy.threshold is None else policy.threshold
+    under = (
+        np.zeros(size, dtype=np.bool_)
+        if value is None
+        else value.astype(np.float64) <= float(threshold)
+    )
+    return JobOrder(order, position, _queue_positions(jobs.queue, order), value, errors, under)
+
+
+def _formula_values(
+    jobs: QueuedJobs, entities: Entities, formula: Formula
+) -> tuple[Float64Array, dict[int, str]]:
+    """Each job's formula value as a double (0 where it failed) and why it failed: all jobs at
+    once where numpy gives Python's numbers, the others one by one with their globals_dict."""
+    size = len(jobs)
+    evaluated = evaluate_columns(formula, _formula_columns(jobs, entities, formula), size)
+    alone: Iterable[int]
+    if evaluated is None:
+        raw, alone = np.zeros(size), range(size)
+    else:
+        raw, inexact = evaluated
+        alone = np.flatnonzero(inexact).tolist()
+    errors = {}
+    inputs = _Inputs(jobs, entities, _resource_names(formula))
+    for index in alone:
+        try:
+            raw[index] = formula.evaluate(inputs(index))
+        except FormulaValueError as exc:
+            raw[index] = 0.0
+            errors[index] = exc.reason
+    return raw, errors
+
+
+def _formula_columns(jobs: QueuedJobs, entities: Entities, formula: Formula) -> dict[str, Column]:
+    """The formula's names over all jobs, as globals_dict holds them job by job."""
+    columns: dict[str, Column] = {}
+    resources = _resource_names(formula)
+    if resources:
+        # The amounts of each distinct resources mapping, then each job's from its mapping's.
+        which: dict[int, int] = {}
+        mappings: list[Mapping[str, float]] = []
+        for mapping in jobs.resources:
+            if which.setdefault(id(mapping), len(which)) == len(mappings):
+                mappings.append(mapping)
+        slot = np.fromiter(
+            (which[id(mapping)] for mapping in jobs.resources), dtype=np.int64, count=len(jobs)
+        )
+        printed: dict[float, float] = {}
+        amounts = [_amounts(mapping, resources, printed) for mapping in mappings]
+        for name in resources:
+            shown = [amount[name] for amount in amounts]
+            columns[name] = Column(
+                np.array([_double(v) for v in shown], dtype=np.float64)[slot],
+                np.array([type(v) is int for v in shown], dtype=np.bool_)[slot],
+            )
+    ints = np.ones(len(jobs), dtype=np.bool_)
+    for name, column in (
+        ("eligible_time", jobs.eligible_time),
+        ("queue_priority", jobs.queue_priority),
+        ("job_priority", jobs.job_priority),
+        ("accrue_type", jobs.accrue_type),
+    ):
+        if name in formula.names:
+            columns[name] = Column(column.astype(np.float64), ints)
+    present = np.unique(jobs.entity)
+    keywords = _fairshare_keywords(
+        entities.fairshare_perc[present], entities.fairshare_tree_usage[present], formula.names
+    )
+    floats = np.zeros(len(jobs), dtype=np.bool_)
+    for name, shown in keywords.items():
+        by_row = np.zeros(len(entities))
+        by_row[present] = shown
+        columns[name] = Column(by_row[jobs.entity], floats)
+    return columns
+
+
+def _double(number: float) -> float:
+    """A Python number as a double: an int past a double's range is inf (and so inexact)."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
+
+
+class JobExplainer:
+    """What each job's priority is made of, for the jobs a page shows: with a formula, its
+    top-level terms' signed values ({} where it failed) and its inputs (formula_values);
+    without, the criteria that order it, in the order the scheduler weighs them."""
+
+    def __init__(self, jobs: QueuedJobs, entities: Entities, policy: SortPolicy) -> None:
+        self.jobs, self.entities, self.policy = jobs, entities, policy
+        formula = policy.formula
+        self.inputs = _Inputs(jobs, entities, _resource_names(formula))
+        self.texts = () if formula is None else term_texts(formula)
+
+    def __call__(self, index: int) -> tuple[dict[str, float], dict[str, float]]:
+        formula = self.policy.formula
+        if formula is None:
+            return self._criteria(index), {}
+        values = self.inputs(index)
+        try:
+            _, signed = evaluate_terms(formula, values)
+        except FormulaValueError:
+            return {}, values
+        if len(set(self.texts)) == len(self.texts):
+            return dict(zip(self.texts, signed, strict=True)), values
+        merged: dict[str, float] = {}  # terms written alike (`ncpus + ncpus`) add up
+        for text, term in zip(self.texts, signed, strict=True):
+            merged[text] = merged.get(text, 0.0) + term
+        return merged, values
+
+    def _criteria(self, index: int) -> dict[str, float]:
+        jobs, entities, policy = self.jobs, self.entities, self.policy
+        queue, row = jobs.queue[index], int(jobs.entity[index])
         criteria: dict[str, float] = {}
         if policy.by_queue:
-            criteria["queue_priority"] = float(policy.queue_priorities.get(job.queue, 0))
-        if policy.fair_share and job.standing.deserving:
-            flag, ratio = job.standing.deserving[-1]
-            criteria["usage/perc (fair_share)"] = -1.0 if flag else ratio  # pbsfs: -1, perc 0
-        for label, name in labels:
-            criteria[label] = sort_key_value(job, name)
-        described.append(criteria)
-    return described
+            criteria["queue_priority"] = float(policy.queue_priorities.get(queue, 0))
+        own = float(entities.usage_perc[row])
+        if policy.fair_share and own == own:  # nan: no level (the root)
+            criteria[FAIR_SHARE_CRITERION] = own  # pbsfs: -1 under perc 0
+        perc = float(entities.fairshare_perc[row])
+        for name, descending in policy.job_sort_key:
+            label = f"job_sort_key {name} {'HIGH' if descending else 'LOW'}"
+            criteria[label] = _sort_key_amount(
+                jobs.resources[index], int(jobs.job_priority[index]), perc, name
+            )
+        return criteria
 
 
-def _order(jobs: list[PbsJob], stored: list[float | None], policy: SortPolicy) -> list[int]:
+def _order(
+    jobs: QueuedJobs, entities: Entities, value: Float32Array | None, policy: SortPolicy
+) -> Int64Array:
     """The jobs' indices in the order the scheduler considers them: by_queue's queues, then
     cmp_sort()'s keys (steps 4 to 8), each a column sorted on at once."""
-    columns: list[Sequence[float] | npt.NDArray[np.int64]] = []  # the first decides first
+    columns: list[npt.NDArray[np.generic]] = []  # the first decides first
     if policy.by_queue:
-        columns.append(_queue_places(jobs, policy.queue_priorities))
-    if policy.formula is not None:
-        columns.append([_descending(value) for value in stored])
+        columns.append(_queue_places(jobs.queue, policy.queue_priorities))
+    if value is not None:
+        columns.append(_descending(value))
     if policy.fair_share:
-        columns.append(_deserving_ranks(jobs))
+        columns.append(entities.deserving[jobs.entity])
     for name, descending in policy.job_sort_key:
-        amounts = [sort_key_value(job, name) for job in jobs]
-        columns.append([-amount for amount in amounts] if descending else amounts)
-    columns.append([job.qrank for job in jobs])
-    columns.append([job.rank for job in jobs])
+        amounts = np.array(
+            [
+                _sort_key_amount(resources, priority, perc, name)
+                for resources, priority, perc in zip(
+                    jobs.resources,
+                    jobs.job_priority.tolist(),
+                    entities.fairshare_perc[jobs.entity].tolist(),
+                    strict=True,
+                )
+            ],
+            dtype=np.float64,
+        )
+        columns.append(-amounts if descending else amounts)
+    columns.append(jobs.qrank)
+    columns.append(jobs.rank)
     # lexsort sorts on its last column first; rank is unique, so the order is total.
-    order: list[int] = np.lexsort([np.asarray(column) for column in reversed(columns)]).tolist()
-    return order
+    return np.lexsort(columns[::-1]).astype(np.int64)
 
 
-def _deserving_ranks(jobs: list[PbsJob]) -> npt.NDArray[np.int64]:
-    """Each job's entity's place in compare_path() order (fairshare.cpp:481-512), equal keys
-    equal places. The keys are laid out as rows of numbers and sorted at once: a level is its
-    two numbers, and a key that ends early is padded with -1, which sorts before any level, as
-    a shorter key sorts before the longer keys it begins."""
-    standings = {id(job.standing): job.standing for job in jobs}
-    keys = [standing.deserving for standing in standings.values()]
-    width = 2 * max(map(len, keys), default=0)
-    rows = np.array(
-        [[number for level in key for number in level] + [-1.0] * (width - 2 * len(key))
-         for key in keys],
-        dtype=np.float64,
-    ).reshape(len(keys), width)  # fmt: skip
-    order = np.lexsort(rows.T[::-1]) if width else np.arange(len(keys))
-    ordered = rows[order]
-    # A new place wherever a row differs from the one before it.
-    changes = np.any(ordered[1:] != ordered[:-1], axis=1) if len(keys) else np.empty(0, bool)
-    places = np.empty(len(keys), dtype=np.int64)
-    places[order] = np.concatenate(([0], np.cumsum(changes))) if len(keys) else []
-    by_standing = dict(zip(standings, places.tolist(), strict=True))
-    return np.array([by_standing[id(job.standing)] for job in jobs], dtype=np.int64)
-
-
-def _descending(value: float | None) -> float:
-    """A formula value as an ascending key. NaN, which cmp_job_sort_formula() ties with every
+def _descending(value: Float32Array) -> Float64Array:
+    """Formula values as an ascending key. NaN, which cmp_job_sort_formula() ties with every
     value (so qsort puts it anywhere), goes with -inf, after every number."""
-    if value is None:
-        return 0.0
-    return math.inf if value != value else -value
+    doubles = value.astype(np.float64)
+    return np.where(np.isnan(doubles), math.inf, -doubles)
 
 
-def _queue_places(jobs: list[PbsJob], queue_priorities: Mapping[str, int]) -> list[int]:
+def _queue_places(queues: Sequence[str], queue_priorities: Mapping[str, int]) -> Int64Array:
     """by_queue: each job's queue's place, queues by Priority descending. std::sort leaves
     queues of equal Priority in no set order (server_info.cpp:280-281); here they go by name."""
-    names = sorted(
-        {job.queue for job in jobs}, key=lambda queue: (-queue_priorities.get(queue, 0), queue)
-    )
+    names = sorted(set(queues), key=lambda queue: (-queue_priorities.get(queue, 0), queue))
     places = {queue: place for place, queue in enumerate(names)}
-    return [places[job.queue] for job in jobs]
+    return np.fromiter((places[queue] for queue in queues), dtype=np.int64, count=len(queues))
+
+
+def _queue_positions(queues: Sequence[str], order: Int64Array) -> Int64Array:
+    """Each job's 1-based place among the jobs of its queue, in `order`."""
+    codes: dict[str, int] = {}
+    queue_of = np.fromiter(
+        (codes.setdefault(queue, len(codes)) for queue in queues), dtype=np.int64, count=len(queues)
+    )
+    in_order = queue_of[order]
+    grouped = np.argsort(in_order, kind="stable")  # by queue, each queue's jobs in order
+    counts = np.bincount(in_order, minlength=len(codes))
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    positions = np.empty(len(queues), dtype=np.int64)
+    positions[order[grouped]] = np.arange(len(queues)) - starts + 1
+    return positions

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from trees.engine.tree import ROOT, Tree
-
-K = TypeVar("K")
 
 TREEROOT = "TREEROOT"
 UNKNOWN = "unknown"
@@ -353,29 +351,79 @@ def _deserving_level(perc: float, usage: float) -> tuple[int, float]:
     return _ENDED if perc <= 0 else (0, usage / perc)
 
 
-def deserving_keys(
-    parents: Mapping[K, K | None], levels: Mapping[K, tuple[float, float]], nodes: Iterable[K]
-) -> dict[K, tuple[tuple[int, float], ...]]:
-    """deserving_key of each of `nodes`, from every node's parent (None for the root) and
-    (fairshare_perc, usage): a node's key is its parent's with one level more, so each key on
-    the way is worked out once, however many entities share it."""
-    wanted = list(nodes)
-    keys: dict[K, tuple[tuple[int, float], ...]] = {}
-    for node in wanted:
-        path = []
-        step: K | None = node
-        while step is not None and step not in keys:
-            path.append(step)
-            step = parents[step]
-        for step in reversed(path):
-            parent = parents[step]
-            if parent is None:
-                keys[step] = ()  # the root is no level
-                continue
-            above = keys[parent]
-            ended = above[-1:] == (_ENDED,)
-            keys[step] = above if ended else (*above, _deserving_level(*levels[step]))
-    return {node: keys[node] for node in wanted}
+def deserving_rows(
+    parent: npt.NDArray[np.int64],
+    perc: npt.NDArray[np.floating[Any]],
+    usage: npt.NDArray[np.floating[Any]],
+) -> Float64Array:
+    """deserving_key of every node at once, each a row of numbers that sort as the keys do.
+
+    `parent` holds each node's parent's index (-1 for the root); `perc` and `usage` each node's
+    fairshare_perc and usage. A level is two numbers, its flag and usage/perc (a double
+    division); a key that ends early is padded with -1, which in a flag's place sorts before
+    any level, as a shorter key sorts before the longer keys it begins. A node's row is its
+    parent's with its own level added, so the tree is done a depth at a time.
+    """
+    size = len(parent)
+    depth = node_depths(parent)
+    deepest = int(depth.max()) if size else 0
+    rows = np.full((size, 2 * deepest), -1.0)
+    ended = np.zeros(size, dtype=bool)
+    order = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[order], np.arange(deepest + 2))
+    for level in range(1, deepest + 1):
+        nodes = order[bounds[level] : bounds[level + 1]]
+        above = parent[nodes]
+        rows[nodes] = rows[above]
+        ended[nodes] = ended[above]
+        going = nodes[~ended[nodes]]
+        node_perc = perc[going].astype(np.float64)
+        stops = node_perc <= 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = usage[going].astype(np.float64) / node_perc
+        rows[going, 2 * level - 2] = stops
+        rows[going, 2 * level - 1] = np.where(stops, 0.0, ratio)
+        ended[going] = stops
+    return rows
+
+
+def key_rows(keys: Sequence[tuple[tuple[int, float], ...]]) -> Float64Array:
+    """deserving_key tuples laid out as deserving_rows lays keys out."""
+    width = 2 * max(map(len, keys), default=0)
+    return np.array(
+        [[number for level in key for number in level] + [-1.0] * (width - 2 * len(key))
+         for key in keys],
+        dtype=np.float64,
+    ).reshape(len(keys), width)  # fmt: skip
+
+
+def deserving_ranks(rows: Float64Array) -> npt.NDArray[np.int64]:
+    """Each row's rank in compare_path() order (pbsfs -c), rows of deserving_rows: 1 for the
+    most deserving; equal rows share the rank of the first of them."""
+    size, width = rows.shape
+    if size == 0:
+        return np.empty(0, dtype=np.int64)
+    order = np.lexsort(rows.T[::-1]) if width else np.arange(size)
+    ordered = rows[order]
+    starts = np.ones(size, dtype=bool)  # where a row differs from the one before it
+    starts[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    first = np.maximum.accumulate(np.where(starts, np.arange(size), 0))
+    ranks = np.empty(size, dtype=np.int64)
+    ranks[order] = first + 1
+    return ranks
+
+
+def node_depths(parent: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Each node's depth (the root's is 0), from its parent's index (-1 for the root)."""
+    depth = np.zeros(len(parent), dtype=np.int64)
+    above = parent.copy()
+    for _ in range(len(parent)):  # a parent loop, which no tree has, cannot spin forever
+        climbing = above >= 0
+        if not climbing.any():
+            return depth
+        depth[climbing] += 1
+        above[climbing] = parent[above[climbing]]
+    raise ValueError("the parents form a loop")
 
 
 def compare(pbs: PbsTree, metrics: PbsMetrics, a: int, b: int) -> int:

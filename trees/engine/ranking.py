@@ -6,7 +6,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol, TypeVar
 
-from trees.engine.pbs import deserving_keys
+import numpy as np
+
+from trees.engine.pbs import deserving_ranks, deserving_rows
 
 
 @dataclass(frozen=True)
@@ -57,18 +59,15 @@ def pbs_ranking(nodes: Sequence[RankedNode]) -> EntityRanking:
     """Every entity (a leaf of the tree) in the order pbsfs -c puts them; entities whose
     paths compare equal at every level share a rank."""
     parents = {node.id: node.parent for node in nodes}
-    values = {node.id: (node.fairshare_perc, node.usage) for node in nodes}
     groups = {parent for parent in parents.values() if parent is not None}
     entities = [node.id for node in nodes if node.id not in groups and not node.scheduler_made]
-    keys = deserving_keys(parents, values, entities)
-    ordered = sorted(keys, key=keys.__getitem__)
-    ranks: dict[int, int] = {}
-    rank, previous = 0, None
-    for place, entity in enumerate(ordered, start=1):
-        if previous is None or keys[previous] != keys[entity]:
-            rank = place
-        ranks[entity], previous = rank, entity
-    return EntityRanking(ranks, len(ordered), parents, {node.id: node.name for node in nodes})
+    index = {node.id: place for place, node in enumerate(nodes)}
+    parent = np.array([-1 if p is None else index[p] for p in parents.values()], dtype=np.int64)
+    perc = np.array([node.fairshare_perc for node in nodes], dtype=np.float64)
+    usage = np.array([node.usage for node in nodes], dtype=np.float64)
+    rows = deserving_rows(parent, perc, usage)[[index[entity] for entity in entities]]
+    ranks = dict(zip(entities, deserving_ranks(rows).tolist(), strict=True))
+    return EntityRanking(ranks, len(entities), parents, {node.id: node.name for node in nodes})
 
 
 def slurm_ranking(nodes: Sequence[RankedNode]) -> EntityRanking:

@@ -10,6 +10,7 @@ import math
 import operator
 import pickle
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,10 +25,12 @@ from trees.engine.formula import (
     MAX_FORMULA_LENGTH,
     PBS_NUMERIC_RESOURCES,
     USAGE_RESOURCES,
+    Column,
     Formula,
     FormulaError,
     FormulaValueError,
     describe_terms,
+    evaluate_columns,
     evaluate_terms,
     parse_formula,
     term_texts,
@@ -891,3 +894,120 @@ def test_random_text_in_python_dialect_raises_only_formula_errors(text):
     except FormulaValueError:
         return
     assert isinstance(result, float)
+
+
+# --- the job_sort_formula over many jobs at once (evaluate_columns) ----------------------
+
+COLUMN_NAMES = ("ncpus", "walltime", "mem")
+column_numbers = (
+    st.integers(-(2**60), 2**60)
+    | st.integers(-100, 100)
+    | st.sampled_from([0, 2**53 - 1, 2**53, 2**53 + 1, -(2**53), 10**400])
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from([0.0, -0.0, 0.5, -1.5, 1e308, -1e-308])
+)
+column_leaves = (
+    st.integers(0, 2**54).map(str)
+    | st.floats(min_value=0, allow_nan=False, allow_infinity=False).map(repr)
+    | st.sampled_from(["0", "0.0", "True", "inf", "nan", "pi", *COLUMN_NAMES])
+)
+column_trees = st.recursive(
+    column_leaves,
+    lambda children: st.tuples(st.sampled_from(["+", "-", "*", "/", "neg"]), children, children),
+    max_leaves=12,
+)
+
+
+def column_text(tree):
+    """The tree as fully parenthesised formula text (unary minus from `neg`)."""
+    if isinstance(tree, str):
+        return tree
+    symbol, left, right = tree
+    if symbol == "neg":
+        return f"(-{column_text(left)})"
+    return f"({column_text(left)} {symbol} {column_text(right)})"
+
+
+def leaves(tree):
+    if isinstance(tree, str):
+        return [tree]
+    symbol, left, right = tree
+    return leaves(left) if symbol == "neg" else leaves(left) + leaves(right)
+
+
+def same_double(a, b):
+    """Equal to the bit: the sign of a zero counts, every nan is a nan."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+def as_double(number):
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
+
+
+@settings(max_examples=400)
+@given(column_trees, st.lists(st.fixed_dictionaries(
+    {name: column_numbers for name in COLUMN_NAMES}), min_size=1, max_size=6))  # fmt: skip
+def test_columns_give_evaluate_s_value_or_leave_the_job_to_it(tree, jobs):
+    """Job by job, evaluate_columns gives exactly what evaluate() gives (Python's ints and
+    floats), or marks the job for evaluate(): an int past 2**53, a zero divisor."""
+    formula = parse_formula(column_text(tree), COLUMN_NAMES, python=True)
+    columns = {
+        name: Column(
+            np.array([as_double(job[name]) for job in jobs]),
+            np.array([type(job[name]) is int for job in jobs]),
+        )
+        for name in COLUMN_NAMES
+    }
+    evaluated = evaluate_columns(formula, columns, len(jobs))
+    if evaluated is None:  # only an int literal numpy's doubles cannot hold stops it
+        assert any(leaf.isdigit() and int(leaf) >= 2**53 for leaf in leaves(tree))
+        return
+    values, inexact = evaluated
+    for index, job in enumerate(jobs):
+        try:
+            expected = formula.evaluate(job)
+        except FormulaValueError:
+            assert inexact[index], (formula.text, job)
+            continue
+        if not inexact[index]:
+            assert same_double(float(values[index]), expected), (formula.text, job)
+
+
+def test_columns_of_seed_003_and_a_division_by_zero():
+    formula = parse_formula(SEED_003 + " + 1/job_priority", JOB_SORT_NAMES, python=True)
+    ints, floats = np.array([True, True]), np.array([False, False])
+    columns = {
+        "ncpus": Column(np.array([6656.0, 16.0]), ints),
+        "fairshare_tree_usage": Column(np.array([0.25, 0.333333]), floats),
+        "eligible_time": Column(np.array([86400.0, 0.0]), ints),
+        "job_priority": Column(np.array([2.0, 0.0]), ints),
+    }
+    evaluated = evaluate_columns(formula, columns, 2)
+    assert evaluated is not None
+    values, inexact = evaluated
+    assert values[0] == 10 + 750.0 + 1 + 0.5
+    assert inexact.tolist() == [False, True]  # 1/0: evaluate() says "division by zero"
+
+
+@pytest.mark.parametrize(
+    "text", ["pow(ncpus, 2)", "ncpus ** 2", "ncpus // 2", "ncpus % 2", "ncpus if mem else 1",
+             "ncpus > 1", "ncpus and mem", "not ncpus"],
+)  # fmt: skip
+def test_columns_leave_what_numpy_does_not_do_as_python_to_evaluate(text):
+    formula = parse_formula(text, COLUMN_NAMES, python=True)
+    assert evaluate_columns(formula, {}, 1) is None
+
+
+def test_a_name_without_a_column_is_the_int_zero():
+    formula = parse_formula("-ncpus * -1.0", COLUMN_NAMES, python=True)
+    evaluated = evaluate_columns(formula, {}, 2)
+    assert evaluated is not None
+    values, inexact = evaluated
+    # -0 is the int 0, and 0 * -1.0 is -0.0 as Python computes it
+    assert [math.copysign(1.0, v) for v in values] == [-1.0, -1.0]
+    assert not inexact.any()

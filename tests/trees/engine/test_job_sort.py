@@ -7,11 +7,17 @@ example D.1), never by handing a formula's text to Python.
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trees.engine.formula import JOB_SORT_NAMES, PBS_NUMERIC_RESOURCES, parse_formula
+from trees.engine.formula import (
+    JOB_SORT_NAMES,
+    PBS_NUMERIC_RESOURCES,
+    FormulaValueError,
+    parse_formula,
+)
 from trees.engine.job_sort import (
     INT_MIN,
     THRESHOLD_COMMENT,
@@ -642,3 +648,54 @@ def test_a_fairshare_keyword_is_its_float32_printed_with_6_decimals_and_read_bac
     printed = float(f"{value:f}")
     assert shown["fairshare_tree_usage"] == printed
     assert math.copysign(1, shown["fairshare_tree_usage"]) == math.copysign(1, printed)
+
+
+amounts = (
+    st.integers(0, 2**62)
+    | st.floats(0, 1e300, allow_nan=False)
+    | st.sampled_from([0.5, 1 / 3, 2.00001, 4.0, 2**53 + 1.0])
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.dictionaries(st.sampled_from(["ncpus", "mem", "walltime"]), amounts),
+            st.integers(0, 10**7),  # eligible_time
+            st.integers(-1024, 1023),  # job_priority
+            standings,
+        ),
+        max_size=20,
+    ),
+    st.sampled_from(
+        [SEED_003, D1_FORMULA, "ncpus*mem*walltime - job_priority", "mem/job_priority",
+         "-ncpus*fairshare_perc + walltime/(eligible_time - 5)", "pow(ncpus, 0.5) + mem"]
+    ),
+)  # fmt: skip
+def test_each_value_of_a_queue_is_its_formula_on_its_own_inputs(rows, formula):
+    """A queue valued at once (numpy where it gives Python's numbers, job by job where it may
+    not) gives each job what its own globals_dict gives, stored as a float32, or its error."""
+    jobs = [
+        job(f"{rank}.pbs", resources=resources, eligible_time=eligible, job_priority=priority,
+            rank=rank, standing=standing)
+        for rank, (resources, eligible, priority, standing) in enumerate(rows)
+    ]  # fmt: skip
+    chosen = policy(formula)
+    assert chosen.formula is not None
+    for priority in job_priorities(jobs, chosen):
+        inputs = formula_values(priority.job, chosen.formula.names)
+        assert priority.values == inputs
+        expected, error = alone(chosen.formula, inputs)
+        assert priority.error == error
+        assert priority.value == expected or (math.isnan(expected) and math.isnan(priority.value))
+
+
+def alone(formula, inputs):
+    """A formula on one job's inputs, kept as a float32 (past its range: inf), or its error."""
+    try:
+        value = formula.evaluate(inputs)
+    except FormulaValueError as exc:
+        return 0.0, exc.reason
+    with np.errstate(over="ignore"):
+        return float(np.float64(value).astype(np.float32)), None

@@ -22,10 +22,13 @@ from trees.engine.pbs import (
     compare,
     compute,
     deserving_key,
-    deserving_keys,
+    deserving_ranks,
+    deserving_rows,
     f32,
     fairshare_factors,
     is_valid_pbs_name,
+    key_rows,
+    node_depths,
 )
 from trees.engine.tree import ROOT
 
@@ -779,17 +782,34 @@ def test_deserving_key_orders_entities_as_compare_does(case):
 
 @PROPERTY
 @given(cases(min_shares=-2))
-def test_deserving_keys_of_a_whole_tree_are_each_paths_deserving_key(case):
-    """Built a level at a time from the parent's key, each node's key is the one its own root
-    path gives, under groups of perc <= 0 too; the root's is empty."""
+def test_deserving_rows_of_a_whole_tree_are_each_paths_deserving_key(case):
+    """Built a depth at a time from the parent's row, each node's row is its own root path's
+    key laid out as key_rows lays it (under groups of perc <= 0 too; the root's is empty), and
+    the ranks sort the rows as the keys sort: equal keys share the first place of them."""
     groups, records, unknown_shares = case
     pbs = PbsTree.build(groups, records, unknown_shares=unknown_shares)
     metrics = compute(pbs)
-    parents = {n: (pbs.gpath(n)[-2] if n != ROOT else None) for n in range(len(pbs))}
-    values = {n: (float(metrics.fairshare_perc[n]), float(metrics.usage[n])) for n in parents}
-    wanted = list(reversed(range(len(pbs))))  # children before their parents
-    keys = deserving_keys(parents, values, wanted)
-    assert keys == {n: deserving_key(levels(pbs, metrics, n)) if n != ROOT else () for n in wanted}
+    parent = np.array([pbs.tree.parent[n] for n in range(len(pbs))], dtype=np.int64)
+    rows = deserving_rows(parent, metrics.fairshare_perc, metrics.usage)
+    keys = [deserving_key(levels(pbs, metrics, n)) if n != ROOT else () for n in range(len(pbs))]
+    expected = key_rows(keys)
+    width = expected.shape[1]  # keys ended under a group of perc <= 0 may not reach the deepest
+    assert rows[:, :width].tolist() == expected.tolist()
+    assert (rows[:, width:] == -1).all()
+    ranks = deserving_ranks(rows).tolist()
+    for a in range(len(pbs)):
+        assert ranks[a] == 1 + sum(key < keys[a] for key in keys), pbs.name(a)
+
+
+def test_deserving_ranks_of_no_rows_and_of_rows_without_levels() -> None:
+    assert deserving_ranks(np.empty((0, 4))).tolist() == []
+    assert deserving_ranks(np.empty((3, 0))).tolist() == [1, 1, 1]
+
+
+def test_node_depths_and_a_parent_loop() -> None:
+    assert node_depths(np.array([-1, 0, 1, 0, 3, 4])).tolist() == [0, 1, 2, 1, 2, 3]
+    with pytest.raises(ValueError, match="loop"):
+        node_depths(np.array([-1, 2, 1]))
 
 
 def test_deserving_key_ties_everything_under_a_group_of_perc_0_or_less() -> None:
