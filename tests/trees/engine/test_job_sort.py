@@ -688,6 +688,7 @@ def test_each_value_of_a_queue_is_its_formula_on_its_own_inputs(rows, formula):
         assert priority.values == inputs
         expected, error = alone(chosen.formula, inputs)
         assert priority.error == error
+        assert priority.value is not None
         assert priority.value == expected or (math.isnan(expected) and math.isnan(priority.value))
 
 
