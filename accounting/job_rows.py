@@ -29,6 +29,7 @@ from typing import IO, Any, Literal, NamedTuple, cast
 
 from accounting.copy_text import SOURCE_MAX, TEXT_MAX, CopyLines, node_text, with_node
 from accounting.entities import SwfAccountFrom, pbs_entity, pbs_placement, slurm_entity, swf_named
+from accounting.parsers.accelerator_jobs import read_accelerator_jobs
 from accounting.parsers.pbs import read_pbs_log
 from accounting.parsers.pbs import record_type as pbs_record_type
 from accounting.parsers.qstat import QstatJsonReader
@@ -57,10 +58,10 @@ __all__ = [
     "prepared_files",
 ]
 
-SourceKind = Literal["pbs_accounting", "swf", "sacct", "qstat", "squeue"]
+SourceKind = Literal["pbs_accounting", "swf", "sacct", "qstat", "squeue", "accelerator"]
 # Sources that are a snapshot of the queue: a job queued before it and missing from it has
 # left the queue.
-SNAPSHOTS = frozenset({"qstat", "squeue"})
+SNAPSHOTS = frozenset({"qstat", "squeue", "accelerator"})
 BATCH = 5000
 # A file whose first lines are all rejected is not of this format: stop reading it there.
 WRONG_FORMAT_AFTER = 100
@@ -95,6 +96,7 @@ _LABELS = {
     "sacct": "Slurm sacct dump",
     "qstat": "qstat -f -F json snapshot",
     "squeue": "squeue --json snapshot",
+    "accelerator": "Altair Accelerator jobs export",
 }
 
 
@@ -276,6 +278,8 @@ class _Reader:
             return self._snapshot(reader, lambda: reader.timestamp)
         if source == "squeue":
             return self._snapshot(read_squeue_json(lines), lambda: None)
+        if source == "accelerator":
+            return self._snapshot(read_accelerator_jobs(lines), lambda: None)
         account_from = self.preparation.swf_account_from
         return (
             swf_named(item, account_from=account_from) if isinstance(item, JobRecord) else item
@@ -294,6 +298,10 @@ class _Reader:
                 whole = False
             elif isinstance(item, JobRecord) and item.request and item.request.sampled:
                 newest = max(newest or 0, item.request.sampled)
+            elif isinstance(item, JobRecord) and self.preparation.source == "accelerator":
+                # The export has no time of its own: it was taken after every time it holds.
+                times = (item.ctime, item.start, item.end)
+                newest = max(newest or 0, *(moment or 0 for moment in times))
             yield item
         if whole:
             self.snapshot_at = taken() or newest or int(time.time())
@@ -377,7 +385,10 @@ class _Reader:
         if usage is None:
             return
         preparation = self.preparation
-        if preparation.slurm:
+        accelerator = preparation.source == "accelerator"
+        if accelerator:
+            entity = record.account  # the FairShare group the job is in
+        elif preparation.slurm:
             entity = slurm_entity(record)
         else:
             entity = pbs_entity(record, preparation.fairshare_entity)
@@ -385,7 +396,7 @@ class _Reader:
             self.seen.add(entity)
             batch.parents[entity] = (
                 None
-                if preparation.slurm
+                if preparation.slurm or accelerator
                 else pbs_placement(record, preparation.fairshare_entity).parent
             )
         key = (record.job_id, record.run)

@@ -18,6 +18,7 @@ class IngestSource(models.TextChoices):
     SACCT = "sacct", "Slurm sacct dump"
     QSTAT = "qstat", "PBS qstat -f -F json snapshot"
     SQUEUE = "squeue", "Slurm squeue --json snapshot"
+    ACCELERATOR = "accelerator", "Altair Accelerator jobs export"
 
 
 class IngestRun(models.Model):
@@ -293,6 +294,12 @@ class NodeHistory(models.Model):
     fairshare_factor = models.FloatField()
     level_fs = models.FloatField(null=True, blank=True, help_text="Slurm Fair Tree.")
     fairshare_rank = models.PositiveIntegerField(null=True, blank=True, help_text="Fair Tree.")
+    # Altair Accelerator's FS_* fields of the group (scaled by 10,000), as the cycle left them.
+    fs_target = models.IntegerField(null=True, blank=True)
+    fs_running = models.IntegerField(null=True, blank=True)
+    fs_running_count = models.PositiveIntegerField(null=True, blank=True)
+    fs_history = models.IntegerField(null=True, blank=True)
+    fs_rank = models.IntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["node_id", "at"]

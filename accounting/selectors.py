@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Count, F, FloatField, Max, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Cast, Coalesce
 
 from accounting.models import Cycle, FilesUpload, Job, NodeHistory, UploadRejection
 from accounting.parsers.records import JobState
+from trees.engine.accelerator import DEFAULT_WINDOW, FsJob
 from trees.engine.cycle import cycle_slot
 from trees.engine.times import epoch_seconds, epoch_time
 from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
@@ -77,9 +79,60 @@ def usage_report_get(
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class AcceleratorJob:
+    """A job as an Accelerator cluster's fields and preemption rules read it."""
+
+    job: FsJob
+    user: str
+    jobclass: str
+
+
+def accelerator_jobs_get(*, cluster: Cluster, now: datetime) -> list[AcceleratorJob]:
+    """The jobs an Accelerator cluster's FS_* fields are computed from at `now`: those
+    queued, running or suspended then, and those that ended within the longest window, each
+    as it stood at `now` by its times (a job stored as ended that had not started by then was
+    queued), with its priority and suspension as the last snapshot gave them."""
+    windows = Node.objects.filter(cluster=cluster).values_list("fs_window", flat=True)
+    longest = max([DEFAULT_WINDOW, *(window for window in windows if window)])
+    at = epoch_seconds(now)
+    rows = Job.objects.filter(cluster=cluster).filter(
+        Q(state__in=[JobState.QUEUED, JobState.RUNNING])
+        | Q(state=JobState.ENDED, end__gt=now - timedelta(seconds=longest))
+    )
+    columns = ("job_id", "entity", "user", "queue", "state", "ctime", "qtime", "start", "end")
+    requests: dict[str, tuple[int, bool]] = {}  # the jobs of a batch store the same text
+    jobs = []
+    for *row, request in rows.values_list(*columns, "request"):
+        job_id, group, user, jobclass, state, ctime, qtime, start, end = row
+        submitted = epoch_seconds(qtime or ctime)
+        started = epoch_seconds(start) if start is not None else None
+        ended = epoch_seconds(end) if end is not None and state == JobState.ENDED else None
+        if submitted > at:
+            continue  # not submitted yet
+        asked = requests.get(request or "")
+        if asked is None:
+            stored = json.loads(request or "{}")
+            asked = requests[request or ""] = (
+                int(stored.get("job_priority", 0)),
+                bool(stored.get("suspended")),
+            )
+        priority, suspended = asked
+        if started is None or started > at:
+            status, started, ended = "queued", None, None
+        elif ended is None or ended > at:
+            running = "suspended" if suspended and state == JobState.RUNNING else "running"
+            status, ended = running, None
+        else:
+            status = "done"
+        job = FsJob(job_id, group, status, submitted, started, ended, priority)
+        jobs.append(AcceleratorJob(job, user, jobclass))
+    return jobs
+
+
 def cycle_period(cluster: Cluster) -> timedelta:
-    """How often the cluster's cycle runs: PBS's scheduler_iteration, Slurm's
-    PriorityCalcPeriod."""
+    """How often the cluster's cycle runs: PBS's scheduler_iteration (Accelerator's too),
+    Slurm's PriorityCalcPeriod."""
     if cluster.scheduler == Scheduler.SLURM:
         return cluster.priority_calc_period
     return cluster.scheduler_iteration
@@ -100,12 +153,15 @@ def last_cycle_at(cluster: Cluster) -> datetime | None:
 def clusters_due(now: datetime) -> list[tuple[Cluster, datetime]]:
     """The clusters whose current cycle slot has not run yet, with that slot's time.
 
-    Cycles run for PBS and Slurm clusters with a tree (resource groups or associations).
+    Cycles run for PBS and Slurm clusters with a tree (resource groups or associations), and
+    for Accelerator clusters with FairShare groups (defined, or made by jobs).
     """
     with_tree = Node.objects.filter(cluster=OuterRef("pk"), origin=NodeOrigin.DEFINED)
+    with_groups = Node.objects.filter(cluster=OuterRef("pk"))
     clusters = (
         Cluster.objects.filter(
-            scheduler__in=[Scheduler.PBS, Scheduler.SLURM], pk__in=with_tree.values("cluster")
+            Q(scheduler__in=[Scheduler.PBS, Scheduler.SLURM], pk__in=with_tree.values("cluster"))
+            | Q(scheduler=Scheduler.ACCELERATOR, pk__in=with_groups.values("cluster"))
         )
         .annotate(last_cycle=Max("cycles__at"))
         .order_by("name")
@@ -128,6 +184,12 @@ class HistoryPoint:
     fairshare_factor: float
     level_fs: float | None = None  # Slurm Fair Tree
     fairshare_rank: int | None = None
+    # Altair Accelerator's FS_* fields of the group (scaled by 10,000)
+    fs_target: int | None = None
+    fs_running: int | None = None
+    fs_running_count: int | None = None
+    fs_history: int | None = None
+    fs_rank: int | None = None
 
 
 def node_history_rows_get(
@@ -157,6 +219,11 @@ def node_history_get(
             row.fairshare_factor,
             row.level_fs,
             row.fairshare_rank,
+            row.fs_target,
+            row.fs_running,
+            row.fs_running_count,
+            row.fs_history,
+            row.fs_rank,
         )
         for row in rows.order_by("at")
     ]

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 
+from trees.engine.accelerator import NO_RANK, NO_RANK9
 from trees.engine.formula import USAGE_RESOURCES, FormulaError, parse_formula
 from trees.engine.slurm import Algorithm, UsageResetPeriod
 from trees.formats.sched_config import MAX_DECAY_TIME
@@ -23,6 +24,11 @@ FAIRSHARE_ALGORITHMS = [
     (Algorithm.CLASSIC.value, "classic (PriorityFlags=NO_FAIR_TREE)"),
 ]
 USAGE_RESET_PERIODS = [(period.value, period.value.lower()) for period in UsageResetPeriod]
+FAIRSHARE_RELATIVE_MODES = [
+    (0, "0: (running - target) + (history - target)"),
+    (1, "1: the same, over the target"),
+    (2, "2: (running - target) + alpha × (history - target)"),
+]
 DEFAULT_SLURM_TRES = "cpu,mem,energy,node,billing,fs/disk,vmem,pages"
 
 
@@ -142,6 +148,18 @@ class Cluster(models.Model):
         help_text="The cluster's TRES, in the order sshare lists them.",
     )
 
+    fairshare_relative = models.PositiveSmallIntegerField(
+        choices=FAIRSHARE_RELATIVE_MODES,
+        default=2,
+        help_text="Altair Accelerator fairshare.relative: how a group's distance from its"
+        " target is measured (0, 1 or 2).",
+    )
+    fairshare_relative_alpha = models.FloatField(
+        default=10.0,
+        help_text="Altair Accelerator fairshare.relative_alpha: the weight of the history"
+        " with fairshare.relative 2.",
+    )
+
     class Meta:
         ordering = ["name"]
         constraints = [
@@ -188,6 +206,10 @@ class Cluster(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(scheduler__in=Scheduler.values), name="cluster_scheduler_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(fairshare_relative__in=[mode for mode, _ in FAIRSHARE_RELATIVE_MODES]),
+                name="cluster_fairshare_relative_known",
             ),
         ]
 
@@ -242,6 +264,36 @@ class Qos(models.Model):
         ordering = ["cluster_id", "name"]
         constraints = [
             models.UniqueConstraint(fields=["cluster", "name"], name="qos_unique_per_cluster"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}:{self.name}"
+
+
+class PreemptRule(models.Model):
+    """An Altair Accelerator preemption rule (VovPreemptRule) as the cluster's rule file
+    defines it; the file's rules replace the cluster's at each import."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="preempt_rules")
+    position = models.PositiveIntegerField(help_text="Its place in the file, from 0.")
+    name = models.CharField(max_length=255)
+    preempting = models.TextField(blank=True, help_text="Selects the queued jobs that preempt.")
+    preemptable = models.TextField(blank=True, help_text="Selects the running jobs they may.")
+    bucketage = models.PositiveIntegerField(default=0, help_text="Seconds a job waits first.")
+    killage = models.PositiveIntegerField(null=True, blank=True, help_text="Seconds.")
+    pool = models.CharField(max_length=255)
+    ruletype = models.CharField(max_length=255, blank=True)
+    order = models.IntegerField(null=True, blank=True, help_text="-order; empty: after those.")
+    options = models.JSONField(default=list, blank=True, help_text="Every other option: pairs.")
+    source = models.CharField(max_length=255, help_text="The file it was imported from.")
+    line = models.PositiveIntegerField(help_text="The line of its VovPreemptRule in the file.")
+
+    class Meta:
+        ordering = ["cluster_id", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "position"], name="preempt_rule_place_unique"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -306,6 +358,28 @@ class Node(models.Model):
     tres_run_mins = models.TextField(
         blank=True, help_text="Slurm TRESRunMins as last imported; empty: no job running."
     )
+    # Altair Accelerator: the FairShare group's settings, then the FS_* fields (scaled by
+    # 10,000) as the last cycle computed them; empty on other schedulers' nodes.
+    fs_window = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Accelerator -t/-window, seconds; empty: inherited."
+    )
+    fs_users = models.TextField(blank=True, help_text="Accelerator -u: the only users allowed.")
+    fs_user_level = models.BooleanField(default=False, help_text="Accelerator -user.")
+    fs_window_effective = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The window its history counts over; 0: FairShare off."
+    )
+    fs_active = models.BooleanField(null=True, blank=True)
+    fs_target = models.IntegerField(null=True, blank=True)
+    fs_running = models.IntegerField(null=True, blank=True)
+    fs_running_count = models.PositiveIntegerField(null=True, blank=True)
+    fs_excess_running = models.IntegerField(null=True, blank=True)
+    fs_excess_running_local = models.IntegerField(null=True, blank=True)
+    fs_history = models.IntegerField(null=True, blank=True)
+    fs_excess_history = models.IntegerField(null=True, blank=True)
+    fs_rank = models.IntegerField(null=True, blank=True, help_text="-1: no queued job.")
+    fs_distance = models.FloatField(
+        null=True, blank=True, help_text="From its target (fairshare.relative); empty: off."
+    )
 
     class Meta:
         ordering = ["cluster_id", "position", "id"]
@@ -346,6 +420,15 @@ class Node(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster_id}:{self.name}"
+
+    @property
+    def fs_rank9(self) -> int | None:
+        """Accelerator FS_RANK9: FS_RANK, 9,999,999 for a group without a queued job."""
+        return (
+            None
+            if self.fs_rank is None
+            else (NO_RANK9 if self.fs_rank == NO_RANK else self.fs_rank)
+        )
 
 
 class TreeJsonRow(models.Model):

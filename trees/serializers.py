@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from trees.engine.accelerator import NO_RANK, NO_RANK9
 from trees.engine.slurm import Algorithm
 from trees.models import Cluster, NodeKind, Scheduler
 from trees.selectors.tree import TreeNode
@@ -24,6 +25,15 @@ def cluster_document(cluster: Cluster) -> dict[str, Any]:
             cluster.metrics_updated_at.isoformat() if cluster.metrics_updated_at else None
         ),
         **(_slurm_policy(cluster) if cluster.scheduler == Scheduler.SLURM else {}),
+        **(_accelerator_policy(cluster) if cluster.scheduler == Scheduler.ACCELERATOR else {}),
+    }
+
+
+def _accelerator_policy(cluster: Cluster) -> dict[str, Any]:
+    return {
+        "fairshare_relative": cluster.fairshare_relative,
+        "fairshare_relative_alpha": cluster.fairshare_relative_alpha,
+        "scheduler_iteration": cluster.scheduler_iteration.total_seconds(),
     }
 
 
@@ -104,10 +114,43 @@ def node_document(item: TreeNode) -> dict[str, Any]:
     }
 
 
+def accelerator_node_document(item: TreeNode) -> dict[str, Any]:
+    """One FairShare group: its FS_* fields (scaled by 10,000, as Accelerator's job fields are)
+    and what they come from; `fairshare_perc` is its target unscaled, `usage` its running jobs,
+    `shares` its weight; the PBS and Slurm metrics are null."""
+    node = item.node
+    rank = node.fs_rank
+    return {
+        **_node_fields(item),
+        "usage_perc": None,
+        "fairshare_tree_usage": None,
+        "fairshare_factor": None,
+        "level_fs": None,
+        "fairshare_rank": None,
+        "accelerator": {
+            "FS_TARGET": node.fs_target,
+            "FS_RUNNING": node.fs_running,
+            "FS_RUNNING_COUNT": node.fs_running_count,
+            "FS_EXCESS_RUNNING": node.fs_excess_running,
+            "FS_EXCESS_RUNNING_LOCAL": node.fs_excess_running_local,
+            "FS_HISTORY": node.fs_history,
+            "FS_EXCESS_HISTORY": node.fs_excess_history,
+            "FS_RANK": rank,
+            "FS_RANK9": None if rank is None else (NO_RANK9 if rank == NO_RANK else rank),
+            "active": node.fs_active,
+            "window": node.fs_window_effective,
+            "window_set": node.fs_window,
+            "distance": json_number(node.fs_distance),
+        },
+    }
+
+
 def cluster_node_document(cluster: Cluster, item: TreeNode) -> dict[str, Any]:
     """One node, in its cluster's scheduler's terms."""
     if cluster.scheduler == Scheduler.SLURM:
         return slurm_node_document(item, cluster.fairshare_algorithm)
+    if cluster.scheduler == Scheduler.ACCELERATOR:
+        return accelerator_node_document(item)
     return node_document(item)
 
 

@@ -192,7 +192,11 @@ def _parse_row(line: int, row: dict[str, str]) -> JobRecord | Recognised:
         end=ended,
         exit_status=0 if status == "DONE" else None,
         kind=status,
-        request=JobRequest(job_priority=priority) if status == "QUEUED" else None,
+        # Its priority, and whether it is suspended, while it waits or runs; a snapshot
+        # refreshes both on the stored row.
+        request=None
+        if state == JobState.ENDED
+        else JobRequest(job_priority=priority, suspended=status == "SUSPENDED"),
     )
 
 

@@ -58,6 +58,7 @@ class JobRequest:
     time_limit: int | None = None  # Slurm time limit, minutes
     accrue_time: int | None = None  # Slurm: when its age began to accrue (0/None: not yet)
     reason: str = ""  # the scheduler's own pending reason or comment, as it printed it
+    suspended: bool = False  # Accelerator: a started job suspended (it keeps its slot)
 
 
 @dataclass(slots=True)

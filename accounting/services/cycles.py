@@ -19,6 +19,7 @@ from accounting.models import (
 )
 from accounting.parsers.records import USAGE_RESOURCES, JobState
 from accounting.selectors import last_cycle_at
+from accounting.services.accelerator import accelerator_fields_store
 from accounting.services.history import history_write
 from accounting.services.pricing import RESOURCE_FIELDS, job_resources
 from accounting.services.priorities import priority_history_write
@@ -69,6 +70,10 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> Cycle | None:
         cycle_policy_check(cluster)
         if cluster.scheduler == Scheduler.SLURM:
             cycle, changed = _slurm_cycle(cluster, now, last_at)
+        elif cluster.scheduler == Scheduler.ACCELERATOR:
+            # Accelerator keeps no usage: its fields come from the jobs at each cycle.
+            accelerator_fields_store(cluster=cluster, now=now, reason="cycle")
+            cycle, changed = Cycle(), ()
         else:
             cycle, changed = _pbs_cycle(cluster, now)
         _accruals_save(changed)
@@ -123,11 +128,14 @@ def decay_policy(cluster: Cluster) -> dict[str, Any]:
 
 
 def cycle_policy_check(cluster: Cluster) -> None:
-    if cluster.scheduler not in (Scheduler.PBS, Scheduler.SLURM):
-        raise CycleRefused(
-            f"cluster {cluster.name}: cycles run for PBS and Slurm clusters;"
-            f" this one is {cluster.scheduler}"
-        )
+    if cluster.scheduler == Scheduler.ACCELERATOR:
+        if not Node.objects.filter(cluster=cluster).exists():
+            raise CycleRefused(
+                f"cluster {cluster.name} has no FairShare groups: import its configuration"
+                " (manage.py import_fsgroups FILE --cluster NAME) or its jobs"
+                " (manage.py import_accelerator_jobs FILE --cluster NAME) first"
+            )
+        return
     slurm = cluster.scheduler == Scheduler.SLURM
     if not slurm and cluster.decay_interval.total_seconds() < 1:
         raise CycleRefused(f"cluster {cluster.name}: decay_interval must be at least 1 s")

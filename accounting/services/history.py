@@ -15,10 +15,18 @@ from accounting.services.priorities import priority_history_thin
 from trees.engine.cycle import kept_instants
 from trees.models import Cluster, Node
 
+# What PBS's and Slurm's history holds (a replay writes these), then Accelerator's fields.
 HISTORY_COLUMNS = (
     "node_id", "at", "usage", "fairshare_perc", "fairshare_tree_usage", "fairshare_factor",
     "level_fs", "fairshare_rank",
 )  # fmt: skip
+ACCELERATOR_HISTORY_COLUMNS = (
+    "fs_target",
+    "fs_running",
+    "fs_running_count",
+    "fs_history",
+    "fs_rank",
+)
 
 
 # The roll-up: every cycle for a day, the last of each hour for a week, the last of each day.
@@ -34,11 +42,12 @@ HISTORY_WINDOWS = (int(HISTORY_EVERY_CYCLE.total_seconds()), int(HISTORY_HOURLY.
 def history_write(cluster: Cluster, at: datetime) -> None:
     """Every node's numbers, as just stored, as history at `at` (copied in the database)."""
     quote = connection.ops.quote_name
-    values = ", ".join(quote(column) for column in HISTORY_COLUMNS[2:])
+    columns = (*HISTORY_COLUMNS, *ACCELERATOR_HISTORY_COLUMNS)  # a node's own column names
+    values = ", ".join(quote(column) for column in columns[2:])
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {quote(NodeHistory._meta.db_table)}"
-            f" ({', '.join(quote(column) for column in HISTORY_COLUMNS)})"
+            f" ({', '.join(quote(column) for column in columns)})"
             f" SELECT {quote('id')}, %s, {values} FROM {quote(Node._meta.db_table)}"
             f" WHERE {quote('cluster_id')} = %s",
             [connection.ops.adapt_datetimefield_value(at), cluster.pk],

@@ -31,6 +31,7 @@ from accounting.models import (
     IngestSource,
 )
 from accounting.parsers.records import USAGE_RESOURCES
+from accounting.services.accelerator import accelerator_fields_store
 from accounting.services.job_store import Charger, FileSummary, JobStore
 from trees.engine.formula import parse_formula
 from trees.engine.times import epoch_time
@@ -49,6 +50,7 @@ _SCHEDULER = {
     IngestSource.SWF: Scheduler.PBS,
     IngestSource.QSTAT: Scheduler.PBS,
     IngestSource.SQUEUE: Scheduler.SLURM,
+    IngestSource.ACCELERATOR: Scheduler.ACCELERATOR,
 }
 
 
@@ -146,6 +148,9 @@ def ingest(
             files.append(summary)
     run.unknown_entities = sorted(charger.unknown)
     run.created_nodes = charger.created
+    if cluster.scheduler == Scheduler.ACCELERATOR and any(s.read for s in files):
+        # The FS_* fields are the jobs': read anew with them, not at the next cycle only.
+        accelerator_fields_store(cluster=cluster, now=timezone.now(), reason="jobs imported")
     run.finished_at = timezone.now()
     run.save(update_fields=["unknown_entities", "created_nodes", "finished_at"])
     result = IngestResult(run, files, run.unknown_entities, charger.created)

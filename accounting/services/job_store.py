@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
+from django.utils import timezone
 
 from accounting.copy_text import JOB_COLUMNS
 from accounting.job_rows import (
@@ -24,13 +25,16 @@ from accounting.models import (
     Job,
 )
 from accounting.parsers.records import JobState
+from accounting.selectors import accelerator_jobs_get
 from trees.bulk import rows_update
 from trees.engine.slurm import (
     ROOT_ACCOUNT,
     AssociationDef,
 )
+from trees.engine.times import epoch_seconds
 from trees.formats.rejected import RejectedLine
 from trees.models import Cluster, Node, NodeKind, Scheduler
+from trees.services.accelerator import accelerator_groups_add
 from trees.services.pbs import (
     pbs_entities_add,
     pbs_groups_add,
@@ -73,13 +77,16 @@ class Charger:
 
     PBS puts an entity it does not know under `unknown` (with usage 1, as find_alloc_ginfo
     does); with --create-nodes it is defined in the tree instead. A Slurm association that
-    does not exist is left unlinked and listed, unless --create-nodes builds it.
+    does not exist is left unlinked and listed, unless --create-nodes builds it. An
+    Accelerator job's group that the tree lacks is made, as Accelerator makes a user's leaf
+    `G.user` when a job is submitted to G.
     """
 
     def __init__(self, cluster: Cluster, *, create_nodes: bool, shares: int) -> None:
         self.cluster = cluster
         self.create_nodes, self.shares = create_nodes, shares
         self.slurm = cluster.scheduler == Scheduler.SLURM
+        self.accelerator = cluster.scheduler == Scheduler.ACCELERATOR
         self.unknown: set[str] = set()
         self.created: list[str] = []
         self.nodes: dict[str, int] = {}
@@ -110,7 +117,16 @@ class Charger:
 
     def _add(self, missing: list[str]) -> None:
         reason = "met in accounting data"
-        if self.slurm:
+        if self.accelerator:
+            now = timezone.now()
+            self.created += accelerator_groups_add(
+                cluster=self.cluster,
+                paths=missing,
+                jobs=[found.job for found in accelerator_jobs_get(cluster=self.cluster, now=now)],
+                now=epoch_seconds(now),
+                reason="jobs submitted to them",
+            )
+        elif self.slurm:
             if self.create_nodes:
                 self.created += slurm_associations_add(
                     cluster=self.cluster,
@@ -203,13 +219,13 @@ class JobStore:
         self.listed.update(batch.listed)
 
     def _requests_write(self, requests: list[tuple[str, str]]) -> None:
-        """Each queued job's request onto its queued row (the last one read wins: a newer
-        snapshot's eligible_time replaces the older's)."""
+        """Each queued or running job's request onto its row (the last one read wins: a
+        newer snapshot's eligible_time, or Accelerator's suspension, replaces the older's)."""
         if not requests:
             return
         latest = dict(requests)
         rows = Job.objects.filter(
-            cluster=self.cluster, job_id__in=list(latest), state=JobState.QUEUED
+            cluster=self.cluster, job_id__in=list(latest), state__in=_NOT_OVER
         ).values_list("pk", "job_id")
         rows_update(Job, ["request"], [(pk, latest[job_id]) for pk, job_id in rows])
 

@@ -82,6 +82,12 @@ def replay(
         raise CycleRefused(f"the replay step must be at least 1 s, not {step}")
     with transaction.atomic():
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        if cluster.scheduler not in (Scheduler.PBS, Scheduler.SLURM):
+            raise CycleRefused(
+                f"cluster {cluster.name}: replay rebuilds PBS and Slurm usage; an"
+                " Accelerator cluster keeps none (its fields come from the jobs at each cycle:"
+                " run_cycle)"
+            )
         cycle_policy_check(cluster)
         jobs = Job.objects.filter(cluster=cluster, start__isnull=False)
         runs = [stored_run(job) for job in jobs.values(*RUN_FIELDS)]

@@ -92,6 +92,8 @@ class FsFields:
     rank9: int
     window: int  # the effective window, seconds (0: FairShare off)
     distance: float | None  # None for groups not ranked by fairshare (window 0)
+    share: float  # unscaled: its weight's part of its active siblings' (the root's: 1)
+    target_share: float  # unscaled FS_TARGET: the product of the shares down its path
 
 
 @dataclass(slots=True)
@@ -306,6 +308,7 @@ def fs_fields(
     numerators, denominators = _histories(tree, spans, now)
     all_running = run_tokens[0]
     targets = [1.0] * size
+    shares = [1.0] * size
     rows: list[tuple[float, float, float, float, float | None]] = []
     for pos in range(size):
         parent = tree.parents[pos]
@@ -314,7 +317,7 @@ def fs_fields(
             local = running - 1.0
         else:
             total = active_weight[parent]
-            share = tree.weights[pos] / total if active[pos] and total else 0.0
+            share = shares[pos] = tree.weights[pos] / total if active[pos] and total else 0.0
             targets[pos] = targets[parent] * share
             parent_running = run_tokens[parent]
             local = (run_tokens[pos] / parent_running if parent_running else 0.0) - share
@@ -344,6 +347,8 @@ def fs_fields(
                 rank9=NO_RANK9 if rank == NO_RANK else rank,
                 window=tree.windows[pos],
                 distance=distance,
+                share=shares[pos],
+                target_share=target,
             )
         )
     return fields

@@ -50,6 +50,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeAlias, TypeVar
 
+from trees.engine.accelerator import FsFields, FsJob
+
 
 class PreemptRule(Protocol):
     """What the engine reads of a rule (trees.formats.preempt_rules.PreemptRuleLine is one):
@@ -78,6 +80,7 @@ __all__ = [
     "TermResult",
     "canonical_field",
     "evaluate",
+    "job_of",
     "parse_selection",
     "preemptions",
 ]
@@ -675,6 +678,29 @@ def _rule_preemptions(
             )
         )
     return out
+
+
+def job_of(job: FsJob, fields: FsFields, *, user: str, jobclass: str) -> Job:
+    """A job as selection rules read it: its own fields (its status as Accelerator spells it:
+    Queued, Running, Suspended) and the FS_* fields of its group."""
+    return {
+        "ID": job.job_id,
+        "USER": user,
+        "GROUP": job.group,
+        "JOBCLASS": jobclass,
+        "PRIORITY": job.priority,
+        "STATUS": job.status.capitalize(),
+        "SUBMITTED": job.submitted,
+        "FS_TARGET": fields.target,
+        "FS_RUNNING": fields.running,
+        "FS_RUNNING_COUNT": fields.running_count,
+        "FS_EXCESS_RUNNING": fields.excess_running,
+        "FS_EXCESS_RUNNING_LOCAL": fields.excess_running_local,
+        "FS_HISTORY": fields.history,
+        "FS_EXCESS_HISTORY": fields.excess_history,
+        "FS_RANK": fields.rank,
+        "FS_RANK9": fields.rank9,
+    }
 
 
 def preemptions(

@@ -8,7 +8,7 @@ from typing import NamedTuple
 from django.db.models import QuerySet
 
 from trees.bulk import collector_paused
-from trees.models import Cluster, Node, NodeOrigin
+from trees.models import Cluster, Node, NodeOrigin, Scheduler
 
 
 class SlurmValues(NamedTuple):
@@ -23,6 +23,26 @@ class SlurmValues(NamedTuple):
     fairshare_rank_of: int | None = None
     grp_tres_mins: str = ""
     tres_run_mins: str = ""
+
+
+class AcceleratorValues(NamedTuple):
+    """What only Altair Accelerator's FairShare groups hold: the group's -t, -u and -user as
+    configured, then the FS_* fields and what they come from, as the engine computed them."""
+
+    fs_window: int | None = None
+    fs_users: str = ""
+    fs_user_level: bool = False
+    fs_window_effective: int | None = None
+    fs_active: bool | None = None
+    fs_target: int | None = None
+    fs_running: int | None = None
+    fs_running_count: int | None = None
+    fs_excess_running: int | None = None
+    fs_excess_running_local: int | None = None
+    fs_history: int | None = None
+    fs_excess_history: int | None = None
+    fs_rank: int | None = None
+    fs_distance: float | None = None
 
 
 class NodeState(NamedTuple):
@@ -52,16 +72,19 @@ class StoredNode(NamedTuple):
     name: str
     parent_id: int | None
     state: NodeState
-    slurm: SlurmValues | None  # None on a PBS cluster's nodes
+    slurm: SlurmValues | None  # None but on a Slurm cluster's nodes
+    accelerator: AcceleratorValues | None = None  # None but on an Accelerator cluster's
 
 
 STATE_COLUMNS = NodeState._fields
 SLURM_COLUMNS = SlurmValues._fields
+ACCELERATOR_COLUMNS = AcceleratorValues._fields
 
 
-def stored_nodes_get(*, cluster: Cluster, slurm: bool = False) -> list[StoredNode]:
+def stored_nodes_get(*, cluster: Cluster) -> list[StoredNode]:
     """Every node of the cluster as stored. PBS's in no particular order (their positions and
-    usage records order them); Slurm's with their values, in sshare's order (position).
+    usage records order them); Slurm's with their values, in sshare's order (position);
+    Accelerator's with theirs, in tree order (position).
 
     A tree of 100,000 nodes is 300,000 tuples made at once: the cyclic garbage collector,
     which would go over them again and again, is paused while they are.
@@ -69,17 +92,26 @@ def stored_nodes_get(*, cluster: Cluster, slurm: bool = False) -> list[StoredNod
     nodes = Node.objects.filter(cluster=cluster)
     columns = ("id", "name", "parent_id", *STATE_COLUMNS)
     stored, state = StoredNode._make, NodeState._make
+    split = len(columns)
     with collector_paused():
-        if not slurm:
-            rows = nodes.order_by().values_list(*columns)
-            return [stored((row[0], row[1], row[2], state(row[3:]), None)) for row in rows]
-        split = len(columns)
-        values = SlurmValues._make
-        rows = nodes.order_by("position", "id").values_list(*columns, *SLURM_COLUMNS)
-        return [
-            stored((row[0], row[1], row[2], state(row[3:split]), values(row[split:])))
-            for row in rows
-        ]
+        if cluster.scheduler == Scheduler.SLURM:
+            slurm = SlurmValues._make
+            rows = nodes.order_by("position", "id").values_list(*columns, *SLURM_COLUMNS)
+            return [
+                stored((row[0], row[1], row[2], state(row[3:split]), slurm(row[split:]), None))
+                for row in rows
+            ]
+        if cluster.scheduler == Scheduler.ACCELERATOR:
+            accelerator = AcceleratorValues._make
+            rows = nodes.order_by("position", "id").values_list(*columns, *ACCELERATOR_COLUMNS)
+            return [
+                stored(
+                    (row[0], row[1], row[2], state(row[3:split]), None, accelerator(row[split:]))
+                )
+                for row in rows
+            ]
+        rows = nodes.order_by().values_list(*columns)
+        return [stored((row[0], row[1], row[2], state(row[3:]), None, None)) for row in rows]
 
 
 class NodeValues(NamedTuple):
@@ -108,6 +140,18 @@ class NodeValues(NamedTuple):
     fairshare_rank_of: int | None
     grp_tres_mins: str
     tres_run_mins: str
+    fs_window: int | None
+    fs_window_effective: int | None
+    fs_active: bool | None
+    fs_target: int | None
+    fs_running: int | None
+    fs_running_count: int | None
+    fs_excess_running: int | None
+    fs_excess_running_local: int | None
+    fs_history: int | None
+    fs_excess_history: int | None
+    fs_rank: int | None
+    fs_distance: float | None
 
 
 NODE_VALUES = NodeValues._fields

@@ -23,7 +23,7 @@ class SlurmState:
 
 
 def slurm_state_get(*, cluster: Cluster) -> SlurmState:
-    return slurm_state_of(cluster, stored_nodes_get(cluster=cluster, slurm=True))
+    return slurm_state_of(cluster, stored_nodes_get(cluster=cluster))
 
 
 @collector_paused()  # 100,000 nodes' objects made at once: see trees/bulk.py

@@ -47,6 +47,12 @@ def cluster_get_or_create(*, name: str, scheduler: str = Scheduler.PBS) -> tuple
 CLUSTER_SETTINGS = {
     Scheduler.PBS: ("private_usage", "decay_interval", "decay_factor", "scheduler_iteration"),
     Scheduler.SLURM: ("private_usage", "priority_decay_half_life", "priority_calc_period"),
+    Scheduler.ACCELERATOR: (
+        "private_usage",
+        "scheduler_iteration",
+        "fairshare_relative",
+        "fairshare_relative_alpha",
+    ),
 }
 
 
@@ -56,8 +62,9 @@ def cluster_settings_set(
     """Set the cluster's settings (those of CLUSTER_SETTINGS for its scheduler) with one audit
     row per setting that changes, each with the reason; nothing else of the cluster moves.
 
-    The metrics stay as stored: none of these settings enters them (decays and cycles to come
-    use the new ones); a value the cluster's constraints refuse is refused with why.
+    The metrics stay as stored: decays and cycles to come use the new settings (Accelerator's
+    fairshare.relative ranks the groups from the next cycle on); a value the cluster's
+    constraints refuse is refused with why.
     """
     reason = reason.strip()
     if not reason:

@@ -23,8 +23,10 @@ from trees.bulk import collector_paused, rows_update
 from trees.engine.pbs import resource_group_parent
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler, ShareChange
 from trees.selectors.nodes import (
+    ACCELERATOR_COLUMNS,
     SLURM_COLUMNS,
     STATE_COLUMNS,
+    AcceleratorValues,
     NodeState,
     SlurmValues,
     StoredNode,
@@ -43,6 +45,7 @@ class NodeRow(NamedTuple):
     parent: NodeKey | None  # the parent's key; None for the root
     state: NodeState
     slurm: SlurmValues | None = None  # Slurm's associations only
+    accelerator: AcceleratorValues | None = None  # Accelerator's FairShare groups only
 
 
 def node_key(*, name: str, parent: str | None, kind: str, slurm: bool) -> NodeKey:
@@ -100,8 +103,7 @@ def cluster_nodes_locked(cluster: Cluster) -> Iterator[tuple[Cluster, list[Store
     """
     with collector_paused(), transaction.atomic():
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
-        slurm = cluster.scheduler == Scheduler.SLURM
-        yield cluster, stored_nodes_get(cluster=cluster, slurm=slurm)
+        yield cluster, stored_nodes_get(cluster=cluster)
 
 
 def nodes_sync(
@@ -151,8 +153,13 @@ def nodes_sync(
                 diff.changes.append(NodeChange(created, row.name, None, after))
             continue
         placed[row.key] = stored_node.id
-        values = (parent, *row.state, *(row.slurm or ()))
-        old = (stored_node.parent_id, *stored_node.state, *(stored_node.slurm or ()))
+        values = (parent, *row.state, *(row.slurm or ()), *(row.accelerator or ()))
+        old = (
+            stored_node.parent_id,
+            *stored_node.state,
+            *(stored_node.slurm or ()),
+            *(stored_node.accelerator or ()),
+        )
         if values != old:
             updates.append((stored_node.id, *values))
             changed.update(place for place, value in enumerate(values) if value != old[place])
@@ -176,7 +183,7 @@ def nodes_sync(
                 )
             )
     _create_by_level(to_create)
-    _updates_write(updates, sorted(changed), slurm=slurm)
+    _updates_write(updates, sorted(changed), scheduler=cluster.scheduler)
     removed = list(existing.values())
     for node in removed:
         shares = node.state.shares
@@ -244,9 +251,10 @@ def _share_change(
 
 def _node(cluster: Cluster, row: NodeRow, parent: Node | int | None) -> Node:
     node = Node(cluster=cluster, name=row.name, **row.state._asdict())
-    if row.slurm is not None:
-        for name, value in row.slurm._asdict().items():
-            setattr(node, name, value)
+    for values in (row.slurm, row.accelerator):
+        if values is not None:
+            for name, value in values._asdict().items():
+                setattr(node, name, value)
     if isinstance(parent, Node):
         node.parent = parent
     else:
@@ -274,12 +282,13 @@ def _names_write(renames: Sequence[tuple[int, str]]) -> None:
 
 
 def _updates_write(
-    updates: Sequence[tuple[object, ...]], places: list[int], *, slurm: bool
+    updates: Sequence[tuple[object, ...]], places: list[int], *, scheduler: str
 ) -> None:
     """Store the values at `places` (0: the parent) of the updated nodes, in one go."""
     if not updates or not places:
         return
-    names = ("parent", *STATE_COLUMNS, *(SLURM_COLUMNS if slurm else ()))
+    extra = {Scheduler.SLURM: SLURM_COLUMNS, Scheduler.ACCELERATOR: ACCELERATOR_COLUMNS}
+    names = ("parent", *STATE_COLUMNS, *extra.get(Scheduler(scheduler), ()))
     by_name = {field.name: field.column for field in Node._meta.concrete_fields}
     columns = [by_name[names[place]] for place in places]
     converted = {place for place in places if names[place] in ("parent", "kind", "origin")}

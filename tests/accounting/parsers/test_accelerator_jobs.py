@@ -113,13 +113,19 @@ class TestStatuses:
         )
 
     def test_a_running_job_is_a_run_without_end_or_walltime(self):
-        assert record(row(status="RUNNING", ended="")) == expected_record(
-            state=JobState.RUNNING, start=STARTED, kind="RUNNING"
+        assert record(row(status="RUNNING", ended="", priority="7")) == expected_record(
+            state=JobState.RUNNING,
+            start=STARTED,
+            kind="RUNNING",
+            request=JobRequest(job_priority=7),
         )
 
     def test_a_suspended_job_is_a_running_run_of_kind_suspended(self):
-        assert record(row(status="SUSPENDED", ended="0")) == expected_record(
-            state=JobState.RUNNING, start=STARTED, kind="SUSPENDED"
+        assert record(row(status="SUSPENDED", ended="0", priority="7")) == expected_record(
+            state=JobState.RUNNING,
+            start=STARTED,
+            kind="SUSPENDED",
+            request=JobRequest(job_priority=7, suspended=True),
         )
 
     def test_a_queued_job_is_a_queued_record_with_its_priority_as_request(self):
@@ -527,7 +533,8 @@ def test_rows_written_by_the_csv_module_read_back_as_written(values, unset, term
             assert item == Recognised(number, kind=job["status"], withdrawn=job["id"])
             continue
         assert isinstance(item, JobRecord), item
-        queued = job["status"] == "QUEUED"
+        going = job["status"] in {"QUEUED", "RUNNING", "SUSPENDED"}
+        suspended = job["status"] == "SUSPENDED"
         assert (
             item.line,
             item.job_id,
@@ -546,7 +553,7 @@ def test_rows_written_by_the_csv_module_read_back_as_written(values, unset, term
             job["user"],
             job["status"],
             job["jobclass"],
-            JobRequest(job_priority=job["priority"]) if queued else None,
+            JobRequest(job_priority=job["priority"], suspended=suspended) if going else None,
             job["submitted"],
             job["started"],
             job["ended"],

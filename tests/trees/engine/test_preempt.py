@@ -12,7 +12,7 @@ import re
 import pytest
 
 from tests.trees.formats.test_preempt_rules import PAGE_RULES
-from trees.engine.accelerator import FsFields, FsGroup, FsJob, fs_fields
+from trees.engine.accelerator import FsGroup, FsJob, fs_fields
 from trees.engine.preempt import (
     Job,
     Selection,
@@ -20,6 +20,7 @@ from trees.engine.preempt import (
     TermResult,
     canonical_field,
     evaluate,
+    job_of,
     parse_selection,
     preemptions,
 )
@@ -234,27 +235,6 @@ RUNNING = [("/class/vcs.u1", 3, "vcs"), ("/class/vcs.u5", 1, "vcs"), ("/class/hs
 QUEUED_ID = "q7"
 
 
-def job_fields(job: FsJob, fields: FsFields, jobclass: str) -> dict[str, str | int]:
-    return {
-        "ID": job.job_id,
-        "USER": job.group.rpartition(".")[2],
-        "GROUP": job.group,
-        "JOBCLASS": jobclass,
-        "PRIORITY": job.priority,
-        "STATUS": job.status,
-        "SUBMITTED": job.submitted,
-        "FS_TARGET": fields.target,
-        "FS_RUNNING": fields.running,
-        "FS_RUNNING_COUNT": fields.running_count,
-        "FS_EXCESS_RUNNING": fields.excess_running,
-        "FS_EXCESS_RUNNING_LOCAL": fields.excess_running_local,
-        "FS_HISTORY": fields.history,
-        "FS_EXCESS_HISTORY": fields.excess_history,
-        "FS_RANK": fields.rank,
-        "FS_RANK9": fields.rank9,
-    }
-
-
 @pytest.fixture(scope="module")
 def scenario() -> tuple[list[Job], list[Job]]:
     jobs: list[tuple[FsJob, str]] = []
@@ -264,7 +244,10 @@ def scenario() -> tuple[list[Job], list[Job]]:
             jobs.append((FsJob(job_id, group, "running", NOW - 600, NOW - 500), jobclass))
     jobs.append((FsJob(QUEUED_ID, "/class/vcs.u5", "queued", NOW - 60), "vcs"))
     by_group = {f.group: f for f in fs_fields(GROUPS, [job for job, _ in jobs], NOW)}
-    mappings = [(job, job_fields(job, by_group[job.group], jobclass)) for job, jobclass in jobs]
+    mappings = [
+        (job, job_of(job, by_group[job.group], user=job.group.rpartition(".")[2], jobclass=cls))
+        for job, cls in jobs
+    ]
     queued: list[Job] = [m for job, m in mappings if job.status == "queued"]
     running: list[Job] = [m for job, m in mappings if job.status == "running"]
     return queued, running
