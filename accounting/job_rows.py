@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import gzip
+import io
 import json
 import os
 import pickle
@@ -279,7 +280,7 @@ class _Reader:
         if source == "squeue":
             return self._snapshot(read_squeue_json(lines), lambda: None)
         if source == "accelerator":
-            return self._snapshot(read_accelerator_jobs(lines), lambda: None)
+            return self._snapshot(read_accelerator_jobs(lines), self._modified)
         account_from = self.preparation.swf_account_from
         return (
             swf_named(item, account_from=account_from) if isinstance(item, JobRecord) else item
@@ -289,9 +290,11 @@ class _Reader:
     def _snapshot(
         self, items: Iterable[Parsed], taken: Callable[[], int | None]
     ) -> Iterator[Parsed]:
-        """A snapshot's items; once read whole, `snapshot_at` is when it was taken (the
-        file's own time, else the newest sample a job carries, else now). A file that is not
-        a snapshot at all (a `file` rejection) leaves it None: it says nothing of the queue."""
+        """A snapshot's items; once read whole, `snapshot_at` is when it was taken: the
+        file's own time (qstat's timestamp; an Accelerator export's has none, and its file's
+        modification time stands for it), but never before the newest time a job in it
+        carries; without either, now. A file that is not a snapshot at all (a `file`
+        rejection) leaves it None: it says nothing of the queue."""
         newest, whole = None, True
         for item in items:
             if isinstance(item, RejectedLine) and item.field == "file":
@@ -304,7 +307,14 @@ class _Reader:
                 newest = max(newest or 0, *(moment or 0 for moment in times))
             yield item
         if whole:
-            self.snapshot_at = taken() or newest or int(time.time())
+            self.snapshot_at = max(taken() or 0, newest or 0) or int(time.time())
+
+    def _modified(self) -> int | None:
+        """When the file read was last written; None for what is no file on disk."""
+        try:
+            return int(os.fstat(self.raw.fileno()).st_mtime)
+        except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+            return None
 
     def _lines(self) -> Iterator[bytes]:
         """The file's lines, up to where a compressed file ends early, is damaged or unpacks

@@ -179,7 +179,7 @@ def _parse_row(line: int, row: dict[str, str]) -> JobRecord | Recognised:
     return JobRecord(
         line=line,
         job_id=job_id,
-        run=1,
+        run=0 if state == JobState.QUEUED else 1,  # a queued row is run 0, as qstat's
         state=state,
         user=user,
         account=fsgroup,

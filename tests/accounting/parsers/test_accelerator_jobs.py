@@ -131,7 +131,7 @@ class TestStatuses:
     def test_a_queued_job_is_a_queued_record_with_its_priority_as_request(self):
         assert record(row(status="QUEUED", started="", ended="", priority="12")) == (
             expected_record(
-                state=JobState.QUEUED, kind="QUEUED", request=JobRequest(job_priority=12)
+                run=0, state=JobState.QUEUED, kind="QUEUED", request=JobRequest(job_priority=12)
             )
         )
 
