@@ -1,10 +1,11 @@
 """Who may read what of a cluster's tree (reads only; the roles of DESIGN §1).
 
 Admins (Django staff) read and edit everything. A member reads the subtrees of the nodes they
-are a member of and the leaves of their scheduler user name; a manager also watches the trends
-and members' standing of the subtrees they manage. With `private_usage` off any logged-in
-person reads the whole tree; with it on (Slurm's PrivateData=usage), the rest of the tree shows
-only along their own path: its nodes and their siblings' totals, without pages of their own.
+are a member of and the leaves of their scheduler user name (on Altair Accelerator, every leaf
+`G.name` of a group where their jobs run); a manager also watches the trends and members'
+standing of the subtrees they manage. With `private_usage` off any logged-in person reads the
+whole tree; with it on (Slurm's PrivateData=usage), the rest of the tree shows only along their
+own path: its nodes and their siblings' totals, without pages of their own.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AnonymousUser, User
 
-from trees.models import Cluster, Membership, Node, NodeKind, Person, Role
+from trees.models import Cluster, Membership, Node, NodeKind, Person, Role, Scheduler
+from trees.selectors.accelerator_standing import user_leaf_ids_get
 from trees.selectors.nodes import ancestor_ids_get, descendant_ids_get
 
 
@@ -71,14 +73,19 @@ def access_get(*, user: User | AnonymousUser, cluster: Cluster) -> Access:
     )
     subtrees = frozenset(node for node, _ in roles)
     managed = frozenset(node for node, role in roles if role == Role.MANAGER)
-    own = frozenset(
-        Node.objects.filter(
-            cluster=cluster, kind=NodeKind.USER, name=scheduler_user(user)
-        ).values_list("id", flat=True)
-    )
+    own = _own_leaves(cluster, scheduler_user(user))
     whole_tree = admin or not cluster.private_usage
     on_path = frozenset() if whole_tree else ancestor_ids_get(subtrees | own)
     return Access(admin, whole_tree, subtrees, managed, own, on_path)
+
+
+def _own_leaves(cluster: Cluster, name: str) -> frozenset[int]:
+    """The leaves of a scheduler user name: its user entities (PBS, Slurm), or every
+    Accelerator leaf `G.name` (a group where their jobs run)."""
+    if cluster.scheduler == Scheduler.ACCELERATOR:
+        return user_leaf_ids_get(cluster=cluster, user=name)
+    rows = Node.objects.filter(cluster=cluster, kind=NodeKind.USER, name=name)
+    return frozenset(rows.values_list("id", flat=True))
 
 
 def visible_ids_get(*, access: Access) -> frozenset[int] | None:

@@ -9,10 +9,21 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from trees.engine.accelerator import NO_RANK, NO_RANK9, SCALE
 from trees.engine.job_sort import float_digits
 from trees.engine.pbs import TREEROOT
 from trees.engine.ranking import Level, furthest_over_target
-from trees.quantities import UsageUnit, percent_text, span_text, usage_number, usage_text
+from trees.models import NodeKind
+from trees.quantities import (
+    UsageUnit,
+    fs_percent_text,
+    fs_points_text,
+    percent_text,
+    span_text,
+    usage_number,
+    usage_text,
+)
+from trees.selectors.accelerator_standing import GroupStanding
 from trees.selectors.compare import PbsComparison, SlurmComparison
 from trees.selectors.standing import RecoveryProjection
 
@@ -524,3 +535,216 @@ def running_job_line(*, ncpus: int, since: datetime | None, core_hours: float) -
         f"{cores} since {since:%Y-%m-%d %H:%M} UTC: {core_hours:,.1f} core-hours so far"
         " (cores × time running)."
     )
+
+
+# Altair Accelerator: the FS_* fields (every share an integer ×10,000, shown as a percent).
+EXPLANATIONS |= {
+    "fs_weight": "Weight: the group's entitlement among its siblings (vovfsgroup -w); only"
+    " active siblings, those with a queued, running or suspended job, share their parent's"
+    " target.",
+    "fs_target": "FS_TARGET: the share of the whole machine the group is entitled to now, in %"
+    " (Accelerator's 2500 is 25.00 %): its weight over its active siblings' weights, times its"
+    " parent's FS_TARGET; 0 for a group with no job.",
+    "fs_running": "FS_RUNNING: the group's share of every job running on the machine, in %;"
+    " above FS_TARGET it runs more than its due.",
+    "fs_running_count": "Running jobs (FS_RUNNING_COUNT): how many jobs run in the group and"
+    " below it.",
+    "fs_excess_running": "FS_EXCESS_RUNNING: FS_RUNNING minus FS_TARGET, in percentage points"
+    " of the machine; below 0 the group runs less than its due (good for its queued jobs),"
+    " above 0 more (preemption rules pick their victims there).",
+    "fs_excess_running_local": "FS_EXCESS_RUNNING_LOCAL: the same among its siblings only, in"
+    " points: its part of its parent's running jobs minus its weight's part of its active"
+    " siblings'; below 0 is under its local target.",
+    "fs_history": "FS_HISTORY: the group's share of the job time run on the machine over its"
+    " window (2 hours unless configured), in %; compare it with FS_TARGET.",
+    "fs_excess_history": "FS_EXCESS_HISTORY: FS_HISTORY minus FS_TARGET, in points; below 0 the"
+    " group has run less than its due over its window.",
+    "fs_rank": "FS_RANK: the order in which the groups holding queued jobs are dispatched, 0"
+    " first (the furthest under its target); -1 without a queued job. Smaller is served"
+    " sooner.",
+    "fs_rank9": "FS_RANK9: FS_RANK, with 9,999,999 instead of -1, so that `FSRANK9>@FSRANK9@` in"
+    " a preemption rule picks the groups served after the preempting one.",
+    "fs_said": "The sentence under each group: where it stands, what it runs against its"
+    " target and when its queued jobs are dispatched.",
+    "fs_jobs_running": "Running jobs: the group's jobs running now, their job class, and since"
+    " when.",
+    "fs_jobs_queued": "Queued jobs: the group's jobs waiting to start, their job class, and how"
+    " long each has waited.",
+    "fs_preemption": "Preemption: for each job queued in the group or below it, each of the"
+    " cluster's preemption rules (VovPreemptRule), whether it fires for that job, the running"
+    " jobs it would let it preempt, and why.",
+}
+
+
+def accelerator_columns_explained(*, cluster: bool) -> list[tuple[str, str]]:
+    """The FS_* tables' columns, by the names their heads give them, each with its sentence:
+    the cluster page's (`cluster`) or a group page's."""
+    columns = [
+        ("Weight", EXPLANATIONS["fs_weight"]),
+        ("FS_TARGET %", EXPLANATIONS["fs_target"]),
+        ("FS_RUNNING %", EXPLANATIONS["fs_running"]),
+        ("Running jobs", EXPLANATIONS["fs_running_count"]),
+        ("FS_EXCESS_RUNNING", EXPLANATIONS["fs_excess_running"]),
+        ("FS_EXCESS_RUNNING_LOCAL", EXPLANATIONS["fs_excess_running_local"]),
+        ("FS_HISTORY %", EXPLANATIONS["fs_history"]),
+        ("FS_EXCESS_HISTORY", EXPLANATIONS["fs_excess_history"]),
+        ("FS_RANK", EXPLANATIONS["fs_rank"]),
+    ]
+    return columns if cluster else [*columns, ("FS_RANK9", EXPLANATIONS["fs_rank9"])]
+
+
+def _against_target(excess: int | None, what: str = "its target") -> str:
+    """`6.25 points under its target`, `25.00 points over its target`, `exactly on its target`."""
+    if not excess:
+        return f"exactly on {what}"
+    side = "under" if excess < 0 else "over"
+    return f"{fs_points_text(abs(excess)).lstrip('+')} {side} {what}"
+
+
+def _jobs(count: int) -> str:
+    return f"{count:,} running job{'s' * (count != 1)}"
+
+
+def fs_target_sentence(group: GroupStanding) -> str:
+    """`Its target is 25.00 % of the machine: its weight 100 of its active siblings' 200, times
+    /class/vcs's 50.00 %.`"""
+    node, parent = group.node, group.parent
+    target = fs_percent_text(node.fs_target)
+    if parent is None:
+        return f"The root is the whole machine: its target is {target}."
+    weight = node.shares or 0
+    if not node.fs_active:
+        return (
+            f"Its target is {target}: it has no queued, running or suspended job, so its weight"
+            f" {weight:,} takes no part of {parent.name}'s share until it has one."
+        )
+    if not group.active_weight:
+        return (
+            f"Its target is {target}: it and its active siblings all weigh 0, so none of them"
+            f" has a part of {parent.name}'s share."
+        )
+    said = (
+        f"Its target is {target} of the machine: its weight {weight:,} of its active siblings'"
+        f" {group.active_weight:,}"
+    )
+    if parent.parent_id is None:  # the root's target is the whole machine: no "times 100 %"
+        return f"{said}."
+    return f"{said}, times {parent.name}'s {fs_percent_text(parent.fs_target)}."
+
+
+def fs_running_sentence(group: GroupStanding) -> str:
+    """`It runs 3 of the 16 running jobs (18.75 %): 6.25 points under its target.`"""
+    node = group.node
+    against = _against_target(node.fs_excess_running)
+    if not group.machine_running:
+        return f"No job runs on the machine now, so it runs {fs_percent_text(0)}: {against}."
+    count = node.fs_running_count or 0
+    return (
+        f"It runs {count:,} of the {_jobs(group.machine_running)}"
+        f" ({fs_percent_text(node.fs_running)}): {against}."
+    )
+
+
+def fs_local_sentence(group: GroupStanding) -> str:
+    """`Among its siblings it runs 75.00 % of /class/vcs's running jobs (3 of 4) against a local
+    target of 50.00 %: +25.00 points.`"""
+    node, parent = group.node, group.parent
+    excess = node.fs_excess_running_local
+    if parent is None:
+        return (
+            f"The root has no siblings: its local excess is its excess, {fs_points_text(excess)}."
+        )
+    local = f"a local target of {fs_percent_text(round(group.local_target * SCALE))}"
+    if not parent.fs_running_count:
+        return (
+            f"{parent.name} runs no job, so among its siblings it runs {fs_percent_text(0)}"
+            f" against {local}: {fs_points_text(excess)}."
+        )
+    share = round(group.local_target * SCALE) + (excess or 0)
+    return (
+        f"Among its siblings it runs {fs_percent_text(share)} of {parent.name}'s running jobs"
+        f" ({node.fs_running_count or 0:,} of {parent.fs_running_count:,}) against {local}:"
+        f" {fs_points_text(excess)}."
+    )
+
+
+def fs_history_sentence(group: GroupStanding) -> str:
+    """`Over the last 2 hours it ran 24.27 % of the machine's job time against its target of
+    25.00 %: 0.73 points under it.`"""
+    node = group.node
+    window = node.fs_window_effective
+    if window == 0:
+        return (
+            "FairShare is off for it (a window of 0 on its path): it keeps no history, and its"
+            " queued jobs go first come, first served after every fairshare group's."
+        )
+    span = span_text(timedelta(seconds=window or 0))
+    return (
+        f"Over the last {span} it ran {fs_percent_text(node.fs_history)} of the machine's job"
+        f" time against its target of {fs_percent_text(node.fs_target)}:"
+        f" {_against_target(node.fs_excess_history, 'it')}."
+    )
+
+
+def fs_rank_sentence(group: GroupStanding) -> str:
+    """`FS_RANK 0: dispatched first among the 1 group with queued jobs.` or why it has none."""
+    node = group.node
+    rank = node.fs_rank
+    if rank is None:
+        return "Not ranked yet: no cycle has computed its fields."
+    if rank == NO_RANK:
+        if node.kind == NodeKind.USER:
+            return (
+                f"No job queued: FS_RANK {NO_RANK} (FS_RANK9 {NO_RANK9:,}), so it is not ranked"
+                " for dispatch."
+            )
+        return (
+            f"No job is queued in the group itself: FS_RANK {NO_RANK} (FS_RANK9 {NO_RANK9:,});"
+            " the groups holding queued jobs, usually its users' leaves, carry the ranks."
+        )
+    place = "first" if rank == 0 else ordinal_text(rank + 1)
+    groups = f"{group.ranked:,} group{'s' * (group.ranked != 1)}"
+    how = (
+        "its window is 0: after every fairshare group, first come first served"
+        if node.fs_window_effective == 0
+        else "the furthest under its target first"
+    )
+    return f"FS_RANK {rank}: dispatched {place} among the {groups} with queued jobs ({how})."
+
+
+def fs_summary_sentence(group: GroupStanding) -> str:
+    """A person's leaf in one sentence: `It runs 1 of the 16 running jobs (6.25 %) against a
+    target of 25.00 %: 18.75 points under it; its queued jobs are dispatched first.`"""
+    node = group.node
+    count = node.fs_running_count or 0
+    runs = (
+        f"It runs {count:,} of the {_jobs(group.machine_running)}"
+        f" ({fs_percent_text(node.fs_running)})"
+        if group.machine_running
+        else "No job runs on the machine now"
+    )
+    against = _against_target(node.fs_excess_running, "it")
+    rank = node.fs_rank
+    if rank is None or rank == NO_RANK:
+        queued = "no job of it is queued"
+    else:
+        place = "first" if rank == 0 else ordinal_text(rank + 1)
+        groups = f"{group.ranked:,} group{'s' * (group.ranked != 1)}"
+        queued = f"its queued jobs are dispatched {place} of the {groups} with queued jobs"
+    return f"{runs} against a target of {fs_percent_text(node.fs_target)}: {against}; {queued}."
+
+
+def accelerator_standing_explained() -> list[tuple[str, str]]:
+    """The Accelerator standing tables' columns (the landing page's and /me/'s), by their
+    heads' names."""
+    return [
+        ("FS_TARGET", EXPLANATIONS["fs_target"]),
+        ("FS_RUNNING", EXPLANATIONS["fs_running"]),
+        ("FS_EXCESS_RUNNING", EXPLANATIONS["fs_excess_running"]),
+        ("FS_EXCESS_RUNNING_LOCAL", EXPLANATIONS["fs_excess_running_local"]),
+        ("FS_HISTORY", EXPLANATIONS["fs_history"]),
+        ("FS_RANK", EXPLANATIONS["fs_rank"]),
+        ("Under each group", EXPLANATIONS["fs_said"]),
+        ("Running jobs", EXPLANATIONS["fs_jobs_running"]),
+        ("Queued jobs", EXPLANATIONS["fs_jobs_queued"]),
+    ]

@@ -14,12 +14,13 @@ from django.conf import settings
 from trees.engine.edit import ChildEdit
 from trees.engine.pbs import INT_MAX, ROOT_ALIAS, resource_group_parent
 from trees.formats.sched_config import MAX_DECAY_TIME
-from trees.models import Cluster, Scheduler, TokenScope
+from trees.models import FAIRSHARE_RELATIVE_MODES, Cluster, Scheduler, TokenScope
 from trees.quantities import span_text
 from trees.services.clusters import CLUSTER_SETTINGS
 from trees.services.tokens import MAX_TOKEN_DAYS
 
 NEW_ROWS = 3
+MAX_RELATIVE_ALPHA = 1000.0  # fairshare.relative_alpha: far beyond Accelerator's default 10
 
 
 class ChildForm(forms.Form):
@@ -142,6 +143,23 @@ class ClusterSettingsForm(forms.Form):
         max_value=MAX_DECAY_TIME,
         help_text="How often slurmctld charges and decays usage, and so the dashboard's cycles.",
     )
+    fairshare_relative = forms.TypedChoiceField(
+        label="fairshare.relative",
+        choices=FAIRSHARE_RELATIVE_MODES,
+        coerce=int,
+        help_text="How Accelerator measures a group's distance from its target to rank it"
+        " (FS_RANK): 0 adds the running and history excesses, 1 divides that by the target,"
+        " 2 weighs the history's by fairshare.relative_alpha. The furthest under its target"
+        " is dispatched first.",
+    )
+    fairshare_relative_alpha = forms.FloatField(
+        label="fairshare.relative_alpha",
+        min_value=0.0,
+        max_value=MAX_RELATIVE_ALPHA,
+        help_text="With fairshare.relative 2, the weight of the history's excess against the"
+        " running excess (Accelerator's default 10: the last window counts ten times more than"
+        " what runs now).",
+    )
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=2000)
 
     def __init__(self, data: Any = None, *, cluster: Cluster) -> None:
@@ -158,6 +176,12 @@ class ClusterSettingsForm(forms.Form):
             elif name in _DURATIONS:  # 604800 s reads better beside "now 7 days"
                 now = span_text(getattr(cluster, name))
                 self.fields[name].help_text += f" Now {now}."
+        if cluster.scheduler == Scheduler.ACCELERATOR:
+            self.fields["scheduler_iteration"].help_text = (
+                "How often the dashboard's cycles recompute the FS_* fields from the jobs"
+                " imported and keep them in history."
+                f" Now {span_text(cluster.scheduler_iteration)}."
+            )
 
     def settings(self) -> dict[str, object]:
         """The cleaned values as the cluster holds them (durations as timedelta)."""

@@ -161,3 +161,17 @@ def standing_row(change: StandingChange) -> dict[str, str | bool]:
         "factor_after": factor(after),
         "trend": trend,
     }
+
+
+def fs_percent_text(scaled: int | None) -> str:
+    """An Altair Accelerator FS_* share (an integer ×10,000, as Accelerator stores it) as a
+    percent: 2500 reads `25.00 %`; "" for no value."""
+    return "" if scaled is None else f"{scaled / 100:,.2f} %"
+
+
+def fs_points_text(scaled: int | None) -> str:
+    """An FS_EXCESS_* field, a difference of two shares, in percentage points of the machine,
+    signed: -625 reads `-6.25 points`, 2500 `+25.00 points`; "" for no value."""
+    if scaled is None:
+        return ""
+    return f"{scaled / 100:+,.2f} points" if scaled else "0.00 points"

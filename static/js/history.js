@@ -5,6 +5,7 @@
   const box = document.getElementById("history");
   if (!box) return;
   const slurm = box.dataset.slurm === "1";
+  const accelerator = box.dataset.accelerator === "1";
 
   function marks(events) {
     return events.map((event) => ({
@@ -29,7 +30,14 @@
       mode: "lines",
       x: [null],
       y: [null],
-      name: kind === "decay" ? "decay" : slurm ? "share change or usage reset" : "share change",
+      name:
+        kind === "decay"
+          ? "decay"
+          : slurm
+            ? "share change or usage reset"
+            : accelerator
+              ? "weight change"
+              : "share change",
       line: { width: 1, dash: "dot", color: MARK_COLOURS[kind] },
       hoverinfo: "skip",
     }));
@@ -71,6 +79,10 @@
     });
     const line = (name, values) => ({ type: "scatter", mode: "lines", name, x: data.at, y: values });
     const legend = markLegend(data.events);
+    if (accelerator) {
+      drawAccelerator(data, layout, line, legend);
+      return;
+    }
     const usageLayout = layout("Usage", `${box.dataset.unit}, decayed`);
     usageLayout.showlegend = legend.length > 0;
     Plotly.react("history-usage", [line("usage", data.usage), ...legend], usageLayout, {
@@ -87,6 +99,30 @@
     Plotly.react("history-standing", [...standing, ...legend], layout("Standing", standingTitle), {
       displaylogo: false,
     });
+  }
+
+  // An Accelerator group: its running share and its history over its window against its
+  // target, in % of the machine (the fields are integers ×10,000), and its running jobs.
+  function drawAccelerator(data, layout, line, legend) {
+    const fields = data.accelerator;
+    const percent = (values) => values.map((v) => (v === null ? null : v / 100));
+    const shares = [
+      line("FS_RUNNING (running now)", percent(fields.FS_RUNNING)),
+      line("FS_HISTORY (over its window)", percent(fields.FS_HISTORY)),
+      { ...line("FS_TARGET (its target)", percent(fields.FS_TARGET)), line: { dash: "dash" } },
+    ];
+    const sharesLayout = layout("Running, history and target", "share of the machine (%)");
+    sharesLayout.yaxis.rangemode = "tozero";
+    sharesLayout.yaxis.ticksuffix = " %";
+    Plotly.react("history-standing", [...shares, ...legend], sharesLayout, { displaylogo: false });
+    const counts = { ...line("running jobs", fields.FS_RUNNING_COUNT), line: { shape: "hv" } };
+    const countsLayout = layout("Running jobs", "running jobs (count)");
+    countsLayout.yaxis.rangemode = "tozero";
+    // Whole jobs: a tick every job or so, never half a job.
+    const most = fields.FS_RUNNING_COUNT.reduce((top, v) => Math.max(top, v || 0), 0);
+    countsLayout.yaxis.dtick = Math.max(1, Math.ceil(most / 5));
+    countsLayout.showlegend = legend.length > 0;
+    Plotly.react("history-usage", [counts, ...legend], countsLayout, { displaylogo: false });
   }
 
   function load(span) {

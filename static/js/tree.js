@@ -1,5 +1,7 @@
 // The cluster page: a treemap sized by target share and a table, both filled from
-// tree.json a few levels at a time; deeper nodes are fetched when opened.
+// tree.json a few levels at a time; deeper nodes are fetched when opened. An Altair
+// Accelerator cluster's are sized by FS_TARGET and coloured by FS_EXCESS_RUNNING, and its
+// table holds the FS_* fields.
 "use strict";
 (function () {
   const app = document.getElementById("tree-app");
@@ -7,6 +9,7 @@
   const treeUrl = app.dataset.treeUrl;
   const nodeUrl = (id) => app.dataset.nodeUrl.replace(/\/0\/$/, "/" + id + "/");
   const slurm = app.dataset.slurm === "1";
+  const accelerator = app.dataset.accelerator === "1";
   const nodes = new Map(); // id -> document
   const kids = new Map(); // parent id -> Map of its children's ids -> documents, in tree order
   const loaded = new Set(); // ids whose children are in `nodes`
@@ -63,6 +66,7 @@
   }
 
   function value(doc, key) {
+    if (key.startsWith("FS_")) return doc.accelerator ? doc.accelerator[key] : null;
     if (key === "usage_share") return doc.usage / rootUsage;
     if (key === "fairshare") return doc.slurm ? doc.slurm.fairshare : null;
     if (key === "norm_shares" || key === "effectv_usage") return doc.slurm ? doc.slurm[key] : null;
@@ -85,6 +89,22 @@
   const whole = printf(0, false);
   const sixPlaces = printf(6, false);
   const thousands = printf(0, true);
+  const twoPlaces = printf(2, true);
+
+  // Accelerator's FS_* shares are integers ×10,000: 2500 is 25.00 % (trees/quantities.py).
+  function fsPercent(scaled) {
+    return scaled === null || scaled === undefined ? "" : twoPlaces.format(scaled / 100);
+  }
+
+  function percentCell(scaled) {
+    return scaled === null || scaled === undefined ? "" : fsPercent(scaled) + " %";
+  }
+
+  // An FS_EXCESS_* field in percentage points, signed: -625 is -6.25, 2500 is +25.00.
+  function fsPoints(scaled) {
+    if (scaled === null || scaled === undefined) return "";
+    return (scaled > 0 ? "+" : "") + twoPlaces.format(scaled / 100);
+  }
 
   function shown(number, format) {
     if (number === null || number === undefined) return "";
@@ -100,7 +120,11 @@
     return sixPlaces.format(slurm ? fraction * 100 : Math.fround(Math.fround(fraction) * 100));
   }
 
-  const columns = slurm
+  const columns = accelerator
+    ? [["FS_TARGET", percentCell], ["FS_RUNNING", percentCell], ["FS_RUNNING_COUNT", (n) => shown(n, thousands)],
+       ["FS_EXCESS_RUNNING", fsPoints], ["FS_EXCESS_RUNNING_LOCAL", fsPoints], ["FS_HISTORY", percentCell],
+       ["FS_EXCESS_HISTORY", fsPoints], ["FS_RANK", (n) => shown(n, whole)]]
+    : slurm
     ? [["norm_shares", sixPlaces], ["effectv_usage", sixPlaces], ["level_fs", sixPlaces],
        ["fairshare", sixPlaces], ["place", whole]]
     : [["usage_perc", thousands], ["fairshare_tree_usage", sixPlaces], ["fairshare_factor", sixPlaces]];
@@ -151,14 +175,18 @@
       name.append(" ", tag);
     }
     tr.append(name);
-    const cells = [
-      doc.kind,
-      doc.shares === null ? "" : String(doc.shares),
-      percent(doc.fairshare_perc),
-      thousands.format(doc.usage),
-      sixPlaces.format((100 * doc.usage) / rootUsage),
-      ...columns.map(([key, format]) => shown(value(doc, key), format)),
-    ];
+    const shares = doc.shares === null ? "" : String(doc.shares);
+    // Accelerator's columns format their own fields; the others' share PBS's first four.
+    const cells = accelerator
+      ? [doc.kind, shares, ...columns.map(([key, format]) => format(value(doc, key)))]
+      : [
+          doc.kind,
+          shares,
+          percent(doc.fairshare_perc),
+          thousands.format(doc.usage),
+          sixPlaces.format((100 * doc.usage) / rootUsage),
+          ...columns.map(([key, format]) => shown(value(doc, key), format)),
+        ];
     for (const text of cells) {
       const td = document.createElement("td");
       td.textContent = text;
@@ -212,6 +240,7 @@
   }
 
   function colour(doc, by) {
+    if (accelerator) return doc.accelerator ? (doc.accelerator.FS_EXCESS_RUNNING || 0) / 100 : 0;
     if (by === "ratio") {
       return doc.fairshare_perc > 0 ? doc.usage / rootUsage / doc.fairshare_perc : 0;
     }
@@ -224,6 +253,15 @@
 
   // The colour in words, as the hover says it: what it is, and which side of the target.
   function colourSaid(doc, by) {
+    if (accelerator) {
+      const fields = doc.accelerator || {};
+      const excess = fields.FS_EXCESS_RUNNING || 0;
+      const count = fields.FS_RUNNING_COUNT || 0;
+      return (
+        `running ${fsPercent(fields.FS_RUNNING)} % (${count} job${count === 1 ? "" : "s"}): ` +
+        (excess === 0 ? "on target" : `${fsPoints(excess)} points, ${side(-excess)}`)
+      );
+    }
     if (by === "ratio") {
       if (!(doc.fairshare_perc > 0)) return "no target share";
       const ratio = doc.usage / rootUsage / doc.fairshare_perc;
@@ -245,7 +283,15 @@
 
   // The colour bar says which end is over target, beside the numbers (red is over target
   // whichever colouring is chosen).
-  function scaleSaid(by, factor) {
+  function scaleSaid(by, factor, far) {
+    if (accelerator) {
+      const half = far / 2;
+      return {
+        title: { text: "FS_EXCESS_RUNNING (points)" },
+        tickvals: [-far, -half, 0, half, far],
+        ticktext: [`−${far} under target`, `−${half}`, "0 on target", `+${half}`, `+${far} over target`],
+      };
+    }
     if (factor) {
       return {
         title: { text: "factor" },
@@ -279,10 +325,13 @@
 
   function chart() {
     if (!window.Plotly) return;
-    const by = document.querySelector("input[name=colour]:checked").value;
+    const chosen = document.querySelector("input[name=colour]:checked");
+    const by = chosen ? chosen.value : "excess";
     const docs = [...nodes.values()];
     const ids = new Set(docs.map((doc) => doc.id));
-    const factor = by === "factor" && !slurm;
+    const factor = by === "factor" && !slurm && !accelerator;
+    // Accelerator: centred on 0 points (on target), both ends as far as the furthest group.
+    const far = docs.reduce((most, doc) => Math.max(most, Math.ceil(Math.abs(colour(doc, by)))), 1);
     // branchvalues "remainder" adds a node's own value to its children's: a node's own value is
     // the target its loaded children do not already cover, so each column fills its parent.
     const covered = new Map();
@@ -312,22 +361,24 @@
               width: docs.map((doc) => (mine.has(doc.id) ? 4 : above.has(doc.id) ? 2.5 : 1)),
               color: docs.map((doc) => (mine.has(doc.id) || above.has(doc.id) ? "#111827" : "#ffffff")),
             },
-            reversescale: by === "ratio",
-            // Centred on "on target" (factor 0.5, ratio or Level FS 1); Level FS and the ratio
-            // have no upper bound, so twice the target is already the far end.
-            cmin: 0,
-            cmax: factor ? 1 : 2,
+            reversescale: by === "ratio" || accelerator,
+            // Centred on "on target" (factor 0.5, ratio or Level FS 1, Accelerator's 0 points);
+            // Level FS and the ratio have no upper bound, so twice the target is already the far
+            // end.
+            cmin: accelerator ? -far : 0,
+            cmax: accelerator ? far : factor ? 1 : 2,
             showscale: true,
-            colorbar: scaleSaid(by, factor),
+            colorbar: scaleSaid(by, factor, far),
           },
           customdata: docs.map((doc) => [
-            percent(doc.fairshare_perc),
+            accelerator && doc.accelerator ? fsPercent(doc.accelerator.FS_TARGET) : percent(doc.fairshare_perc),
             colourSaid(doc, by),
             mine.has(doc.id) ? "<br>yours" : above.has(doc.id) ? "<br>on your path" : "",
           ]),
           hovertemplate:
             "%{label}<br>target %{customdata[0]} %<br>%{customdata[1]}%{customdata[2]}<extra></extra>",
-          maxdepth: 3,
+          // Accelerator's root and /class-like tops are single blocks: a level more shows users.
+          maxdepth: accelerator ? 4 : 3,
           level: zoomLevel,
           textinfo: "label",
         },

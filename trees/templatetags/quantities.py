@@ -11,6 +11,8 @@ from django import template
 from trees.quantities import (
     UsageUnit,
     fixed,
+    fs_percent_text,
+    fs_points_text,
     larger_unit_number,
     mean_percent,
     percent_text,
@@ -61,3 +63,7 @@ def seconds(count: int | None) -> str:
 def waited(since: datetime | None, now: datetime) -> str:
     """`{{ job.qtime|waited:now }}`: how long a job has waited since it was queued."""
     return "" if since is None else wait_text(now - since)
+
+
+register.filter("fs_percent", fs_percent_text)
+register.filter("fs_points", fs_points_text)

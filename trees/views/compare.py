@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from trees.access import Access, access_get, readable_ids_get
@@ -27,7 +27,7 @@ from trees.views.parameters import MAX_NAME, BadParameter, text_parameter
 
 def compare_page(request: HttpRequest, name: str) -> HttpResponse:
     """The form; with `a` and `b`, the answer and what would change it."""
-    cluster = cluster_or_404(name)
+    cluster = _compared_cluster(name)
     slurm = cluster.scheduler == Scheduler.SLURM
     a, b = request.GET.get("a", "").strip(), request.GET.get("b", "").strip()
     context: dict[str, object] = {
@@ -66,7 +66,7 @@ def compare_page(request: HttpRequest, name: str) -> HttpResponse:
 def compare_names(request: HttpRequest, name: str) -> HttpResponse:
     """The labels the compare form accepts for the nodes whose name contains `q`, of those
     the person may read: the form's suggestions as they type."""
-    cluster = cluster_or_404(name)
+    cluster = _compared_cluster(name)
     text = text_parameter(request, "q", max_length=MAX_NAME, required=True)
     if text is None:
         raise BadParameter("q", "is required: the part of a name typed so far")
@@ -75,6 +75,15 @@ def compare_names(request: HttpRequest, name: str) -> HttpResponse:
     return document_response(
         {"names": comparable_labels_get(cluster=cluster, text=text, among=among)}
     )
+
+
+def _compared_cluster(name: str) -> Cluster:
+    """A PBS or Slurm cluster: Accelerator orders its groups by FS_RANK, which each group's
+    page explains, not by comparing two of them."""
+    cluster = cluster_or_404(name)
+    if cluster.scheduler == Scheduler.ACCELERATOR:
+        raise Http404("Accelerator's groups are ranked by FS_RANK, not compared two by two")
+    return cluster
 
 
 def reads_label(cluster: Cluster, access: Access, label: str) -> bool:

@@ -19,6 +19,8 @@ from trees.engine.ranking import EntityRanking
 from trees.explanations import (
     EXPLANATIONS,
     TargetStanding,
+    accelerator_standing_explained,
+    fs_summary_sentence,
     job_place_sentence,
     pulled_down_by,
     queued_job_line,
@@ -29,6 +31,11 @@ from trees.explanations import (
 )
 from trees.models import Cluster, Node, Scheduler
 from trees.quantities import UsageUnit, cluster_usage_unit, wait_text
+from trees.selectors.accelerator_standing import (
+    GroupStanding,
+    group_standings_get,
+    user_leaf_ids_under_get,
+)
 from trees.selectors.clusters import clusters_list
 from trees.selectors.nodes import nodes_in_bulk_get
 from trees.selectors.pbs import pbs_tree_get
@@ -63,6 +70,20 @@ class Standing:
 
 
 @dataclass(frozen=True)
+class GroupLeafStanding:
+    """An Altair Accelerator group of the person's (a leaf `G.user` of theirs, or a group they
+    are a member of): its stored FS_* fields, a sentence, and its jobs running and queued."""
+
+    standing: GroupStanding
+    said: str
+    jobs: CurrentJobs = field(default_factory=CurrentJobs)
+
+    @property
+    def node(self) -> Node:
+        return self.standing.node
+
+
+@dataclass(frozen=True)
 class ClusterStanding:
     cluster: Cluster
     slurm: bool
@@ -70,6 +91,20 @@ class ClusterStanding:
     mine: list[Standing]
     best: Standing | None  # the most deserving of mine right now
     members: list[Standing]  # under the nodes they manage
+    # Altair Accelerator's groups instead: mine (dispatched first, first), the first of them
+    # dispatched, and the users' leaves under the groups they manage.
+    groups: list[GroupLeafStanding] = field(default_factory=list)
+    groups_best: GroupLeafStanding | None = None
+    group_members: list[GroupLeafStanding] = field(default_factory=list)
+
+    @property
+    def accelerator(self) -> bool:
+        return self.cluster.scheduler == Scheduler.ACCELERATOR
+
+    @property
+    def shown(self) -> bool:
+        """Whether the person has anything of theirs here."""
+        return bool(self.mine or self.groups)
 
 
 @dataclass(frozen=True)
@@ -89,8 +124,12 @@ class MyJobs:
 
 
 def my_jobs(user_name: str, now: datetime) -> list[MyJobs]:
-    """The jobs of the person's scheduler user name on every cluster, waiting and running."""
-    found = person_jobs_get(user_name=user_name, clusters=clusters_list(), now=now)
+    """The jobs of the person's scheduler user name on every cluster, waiting and running.
+    Accelerator's are in its groups' table: no queue order or job page is read for them."""
+    clusters = [
+        cluster for cluster in clusters_list() if cluster.scheduler != Scheduler.ACCELERATOR
+    ]
+    found = person_jobs_get(user_name=user_name, clusters=clusters, now=now)
     return [_job_lines(jobs, now) for jobs in found]
 
 
@@ -132,7 +171,7 @@ def landing(request: HttpRequest) -> HttpResponse:
     jobs on every cluster, then every cluster."""
     now = timezone.now()
     standings = [
-        standing for standing in person_standings(request.user, members=False) if standing.mine
+        standing for standing in person_standings(request.user, members=False) if standing.shown
     ]
     me = scheduler_user(request.user)
     return render(
@@ -144,11 +183,8 @@ def landing(request: HttpRequest) -> HttpResponse:
             "my_jobs_user": me,
             "standings": standings,
             "clusters": clusters_list(),
-            "legend": standing_columns_explained(
-                slurm=any(standing.slurm for standing in standings),
-                pbs=any(not standing.slurm for standing in standings),
-                answers=True,
-            ),
+            "explain": EXPLANATIONS,
+            "legend": _legend(standings, answers=True),
         },
     )
 
@@ -160,19 +196,17 @@ def my_standing(request: HttpRequest) -> HttpResponse:
     they manage."""
     standings = person_standings(request.user, members=True)
     me = scheduler_user(request.user)
+    now = timezone.now()
     return render(
         request,
         "trees/me.html",
         {
-            "my_jobs": my_jobs(me, timezone.now()),
+            "now": now,
+            "my_jobs": my_jobs(me, now),
             "my_jobs_user": me,
             "standings": standings,
             "scheduler_user": me,
-            "legend": standing_columns_explained(
-                slurm=any(standing.slurm for standing in standings),
-                pbs=any(not standing.slurm for standing in standings),
-                answers=False,
-            ),
+            "legend": _legend(standings, answers=False),
             "explain": EXPLANATIONS,
         },
     )
@@ -191,9 +225,24 @@ def person_standings(user: User | AnonymousUser, *, members: bool) -> list[Clust
     return standings
 
 
+def _legend(standings: list[ClusterStanding], *, answers: bool) -> list[tuple[str, str]]:
+    """The standing tables' columns explained, for the schedulers of the clusters shown."""
+    schedulers = {standing.cluster.scheduler for standing in standings}
+    legend = []
+    if schedulers - {Scheduler.ACCELERATOR}:
+        legend = standing_columns_explained(
+            slurm=Scheduler.SLURM in schedulers, pbs=Scheduler.PBS in schedulers, answers=answers
+        )
+    if Scheduler.ACCELERATOR in schedulers:
+        legend += accelerator_standing_explained()
+    return legend
+
+
 def _cluster_standing(
     cluster: Cluster, access: Access, now: datetime, *, members: bool
 ) -> ClusterStanding:
+    if cluster.scheduler == Scheduler.ACCELERATOR:
+        return _accelerator_standing(cluster, access, members=members)
     slurm = cluster.scheduler == Scheduler.SLURM
     ranking = entity_ranking_get(cluster=cluster)
     mine_ids = sorted(
@@ -228,6 +277,28 @@ def _cluster_standing(
     return ClusterStanding(
         cluster, slurm, cluster_usage_unit(cluster), mine, mine[0] if mine else None,
         [brief(pk) for pk in member_ids],
+    )  # fmt: skip
+
+
+def _accelerator_standing(cluster: Cluster, access: Access, *, members: bool) -> ClusterStanding:
+    """The person's leaves `G.user` and the groups they are a member of, in dispatch order
+    (FS_RANK, those without a queued job after), with the users' leaves below the groups they
+    manage."""
+    mine_ids = access.own | access.subtrees
+    member_ids = user_leaf_ids_under_get(ids=access.managed) - mine_ids if members else set()
+    current = current_jobs_get(node_ids=mine_ids)
+    rows = [
+        GroupLeafStanding(
+            group, fs_summary_sentence(group), current.get(group.node.pk, CurrentJobs())
+        )
+        for group in group_standings_get(cluster=cluster, ids=[*mine_ids, *member_ids])
+    ]
+    mine = [row for row in rows if row.node.pk in mine_ids]
+    ranked = [row for row in mine if row.node.fs_rank is not None and row.node.fs_rank >= 0]
+    return ClusterStanding(
+        cluster, False, cluster_usage_unit(cluster), [], None, [],
+        groups=mine, groups_best=ranked[0] if ranked else None,
+        group_members=[row for row in rows if row.node.pk not in mine_ids],
     )  # fmt: skip
 
 

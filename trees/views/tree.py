@@ -19,6 +19,7 @@ from trees.engine.pbs import ROOT_ALIAS
 from trees.engine.ranking import furthest_over_target
 from trees.explanations import (
     EXPLANATIONS,
+    accelerator_columns_explained,
     recovery_sentence,
     target_standing,
     tree_columns_explained,
@@ -35,6 +36,7 @@ from trees.selectors.nodes import (
 from trees.selectors.standing import recovery_get
 from trees.selectors.tree_json import tree_answer_get
 from trees.serializers import json_number
+from trees.views.accelerator import group_page, history_fields
 from trees.views.documents import document_response, listing_response
 from trees.views.lookup import cluster_or_404, node_view
 from trees.views.parameters import (
@@ -60,6 +62,7 @@ def cluster_overview(request: HttpRequest, name: str) -> HttpResponse:
     cluster = cluster_or_404(name)
     access = access_get(user=request.user, cluster=cluster)
     mine = access.own | access.subtrees
+    accelerator = cluster.scheduler == Scheduler.ACCELERATOR
     return render(
         request,
         "trees/cluster.html",
@@ -68,15 +71,20 @@ def cluster_overview(request: HttpRequest, name: str) -> HttpResponse:
             "mine": {"mine": sorted(mine), "above": sorted(ancestor_ids_get(mine))},
             "cluster": cluster,
             "slurm": cluster.scheduler == Scheduler.SLURM,
+            "accelerator": accelerator,
             "unit": cluster_usage_unit(cluster),
-            "legend": tree_columns_explained(
+            "legend": accelerator_columns_explained(cluster=True)
+            if accelerator
+            else tree_columns_explained(
                 slurm=cluster.scheduler == Scheduler.SLURM,
                 unit=cluster_usage_unit(cluster).name,
                 cluster=True,
             ),
-            "manages": bool(access.admin or access.managed),
+            # Trends and the listing read usage and pbsfs/sshare's columns: not Accelerator's.
+            "manages": bool(access.admin or access.managed) and not accelerator,
             "admin": access.admin,
-            "listing": access.whole_tree,  # fetched when its tab opens: trees of 100,000 lines
+            # Fetched when its tab opens: trees of 100,000 lines.
+            "listing": access.whole_tree and not accelerator,
             "explain": EXPLANATIONS,
         },
     )
@@ -86,6 +94,8 @@ def cluster_listing_text(request: HttpRequest, name: str) -> HttpResponse:
     """What pbsfs -p (PBS) or sshare -a -l (Slurm) prints for the whole tree, as a text file:
     for those who may read the whole tree."""
     cluster = cluster_or_404(name)
+    if cluster.scheduler == Scheduler.ACCELERATOR:
+        raise Http404("Accelerator has no such listing: accelerator_fs prints its fields")
     if not access_get(user=request.user, cluster=cluster).whole_tree:
         raise PermissionDenied("the whole tree's listing is for those who may read every node")
     response = HttpResponse(cluster_listing_get(cluster=cluster), content_type="text/plain")
@@ -118,6 +128,8 @@ def tree_json(request: HttpRequest, name: str) -> HttpResponse:
 
 def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
     at = node_view(request, name, node_id)
+    if at.cluster.scheduler == Scheduler.ACCELERATOR:
+        return group_page(request, at)
     cluster, node, path, access, ids = at.cluster, at.node, at.path, at.access, at.ids
     children = children_get(node=node)
     rows = [
@@ -185,6 +197,11 @@ def node_history_json(request: HttpRequest, name: str, node_id: int) -> HttpResp
             "usage_perc": [point.usage_perc for point in points],
             "fairshare_factor": [point.fairshare_factor for point in points],
             "level_fs": [json_number(point.level_fs) for point in points],
+            **(
+                {"accelerator": history_fields(points)}
+                if cluster.scheduler == Scheduler.ACCELERATOR
+                else {}
+            ),
             # Shares changed on the path or beside it move the node's target share.
             "events": [
                 {"at": event.at.isoformat(), "kind": event.kind, "text": event.text}

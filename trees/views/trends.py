@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
@@ -24,6 +24,8 @@ def trends_page(request: HttpRequest, name: str) -> HttpResponse:
     person's managed node, else the root), `range` (7d, 30d, 1y, all; default 30d), and
     `format=csv` for the same figures as a file."""
     cluster = cluster_or_404(name)
+    if cluster.scheduler == Scheduler.ACCELERATOR:  # its groups' pages chart their FS_* fields
+        raise Http404("no usage trends are kept for Accelerator's groups")
     access = access_get(user=request.user, cluster=cluster)
     # By default the node they manage (the first, by id), else the root.
     node_id = id_parameter(request, "node") or min(access.managed, default=None)

@@ -2,9 +2,11 @@
 
 The people on the demo's `hpc`: bob is a member of cond-matter (and genomics), `other` of
 cryo-em, carol manages physics (over cond-matter and gravwaves), alice is an admin. A URL
-the site serves that the table does not cover fails the test, so each new page adds its row.
+the site serves that the table does not cover fails the test, so each new page adds its row;
+each page of a cluster also has its row in the Accelerator cluster's table, at the end.
 """
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +18,8 @@ from django.utils import timezone
 from accounting.models import FilesUpload
 from tests.cast import node
 from tests.trees.queue_site import queued_job_made
-from trees.models import Cluster, Membership, Role
+from tests.trees.views.accelerator_seed import seed_site_made
+from trees.models import Cluster, Membership, Node, Role
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
@@ -130,3 +133,83 @@ def test_who_gets_what(name: str, private: bool) -> None:
             client.force_login(User.objects.get(username=person))
         got.append(client.get(url).status_code)
     assert tuple(got) == (when_on if private else when_off), url
+
+
+# An Altair Accelerator cluster (the seed's /class/vcs picture beside the demo): every page of
+# a cluster, with `mine` bob's group /class/vcs and `theirs` /class/hsim (carol manages /class,
+# `other` holds nothing there). Its group pages answer as PBS's node pages; the pages that read
+# pbsfs, sshare, usage trends, queues or job priorities are not Accelerator's: 404 for everyone.
+NOT_ACCELERATOR = (302, 404, 404, 404, 404)
+ACCELERATOR_MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
+    "trees:cluster": ("/clusters/{cluster}/", OPEN, OPEN),
+    # `other`, with nothing on it, sees no node of it when usage is private: not even the root.
+    "trees:tree-json": ("/clusters/{cluster}/tree.json", OPEN, (302, 200, 404, 200, 200)),
+    "trees:node": ("/clusters/{cluster}/nodes/{mine}/", OPEN, (302, 200, 404, 200, 200)),
+    "trees:node-history": (
+        "/clusters/{cluster}/nodes/{theirs}/history.json",
+        OPEN,
+        (302, 404, 404, 200, 200),
+    ),
+    "trees:audit": ("/clusters/{cluster}/audit/", ADMINS, ADMINS),
+    "trees:settings": ("/clusters/{cluster}/settings/", ADMINS, ADMINS),
+    "accounting:import": ("/clusters/{cluster}/import/", ADMINS, ADMINS),
+    **{
+        name: (path, NOT_ACCELERATOR, NOT_ACCELERATOR)
+        for name, path in (
+            ("trees:listing", "/clusters/{cluster}/listing.txt"),
+            ("trees:node-recovery", "/clusters/{cluster}/nodes/{mine}/recovery.json"),
+            ("trees:compare", "/clusters/{cluster}/compare/?a=/class/vcs&b=/class/hsim"),
+            ("trees:compare-names", "/clusters/{cluster}/compare/names.json?q=vcs"),
+            ("trees:trends", "/clusters/{cluster}/trends/?node={theirs}"),
+            ("trees:node-edit", "/clusters/{cluster}/nodes/{mine}/edit/"),
+            ("trees:resource-group", "/clusters/{cluster}/resource_group"),
+            ("trees:queue", "/clusters/{cluster}/queue/"),
+            ("trees:job", "/clusters/{cluster}/jobs/q7/"),
+            ("trees:job-whatif", "/clusters/{cluster}/jobs/q7/whatif.json"),
+        )
+    },
+}
+
+
+def cluster_url_names(patterns: list[Any], namespace: str = "") -> set[str]:
+    """The names of the site's pages of one cluster (their path holds the cluster's name)."""
+    names = set()
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            if str(pattern.pattern).rstrip("/") in SKIPPED:
+                continue
+            inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
+            names |= cluster_url_names(pattern.url_patterns, inner)
+        elif isinstance(pattern, URLPattern) and "<slug:name>" in str(pattern.pattern):
+            names.add(f"{namespace}{pattern.name}")
+    return names
+
+
+def test_the_accelerator_matrix_covers_every_page_of_a_cluster() -> None:
+    assert cluster_url_names(get_resolver().url_patterns) == set(ACCELERATOR_MATRIX)
+
+
+@pytest.mark.parametrize("private", [False, True], ids=["private_usage off", "private_usage on"])
+def test_who_gets_what_on_an_accelerator_cluster(private: bool, tmp_path: Path) -> None:
+    cluster = seed_site_made(tmp_path, timezone.now().replace(microsecond=0))
+    Cluster.objects.filter(pk=cluster.pk).update(private_usage=private)
+    other = User.objects.create_user("other", password="pw")
+    groups = dict(Node.objects.filter(cluster=cluster).values_list("name", "pk"))
+    Membership.objects.create(user=User.objects.get(username="bob"),
+                              node_id=groups["/class/vcs"], role=Role.MEMBER)  # fmt: skip
+    Membership.objects.create(user=User.objects.get(username="carol"),
+                              node_id=groups["/class"], role=Role.MANAGER)  # fmt: skip
+    clients = [Client()]
+    for person in PEOPLE[1:]:
+        clients.append(Client())
+        clients[-1].force_login(other if person == "other" else User.objects.get(username=person))
+    wrong = []
+    for name, (path, when_off, when_on) in sorted(ACCELERATOR_MATRIX.items()):
+        url = path.format(
+            cluster=cluster.name, mine=groups["/class/vcs"], theirs=groups["/class/hsim"]
+        )
+        got = tuple(client.get(url).status_code for client in clients)
+        expected = when_on if private else when_off
+        if got != expected:
+            wrong.append(f"{name} {url}: {got}, not {expected}")
+    assert not wrong, "\n".join(wrong)
