@@ -9,6 +9,12 @@ model instances would cost microseconds each, and a scrape reads every node to k
 Prometheus has no use for NaN or infinity in a fairshare series (Slurm's Level FS is inf for
 an association without usage): a value that is not finite is left out of its gauge, as a
 value that does not apply (null in the API) is, and the help text says so.
+
+Altair Accelerator's groups have their FS_* fields as gauges of their own, integers scaled by
+10,000 as Accelerator writes them; of the PBS and Slurm gauges they keep the two that mean the
+same there, shares (the group's weight) and perc (FS_TARGET unscaled). Their usage (running
+jobs, FS_RUNNING_COUNT already) is not a decayed usage in the cluster's unit: left out. A
+group's name is its path (`/class/vcs.u1`), and so is its `path` label.
 """
 
 from __future__ import annotations
@@ -40,12 +46,21 @@ from trees.services.tokens import TokenRefused, api_token_authenticate, bearer_t
 NODE_LABELS = ("cluster", "name", "path", "kind", "depth")
 # Worded without "NaN" or "Inf", which a reader of the text may rightly search for.
 NOT_FINITE = "a value that is not a finite number is left out"
+SCALED = "scaled by 10,000 (2500 is a quarter)"
 NODE_GAUGES = (
-    ("fairshare_shares", "Shares the node holds among its siblings (a count)."),
-    ("fairshare_perc", "The node's target share of the whole machine, a fraction from 0 to 1."),
+    (
+        "fairshare_shares",
+        "Shares the node holds among its siblings (a count; Accelerator: the group's weight).",
+    ),
+    (
+        "fairshare_perc",
+        "The node's target share of the whole machine, a fraction from 0 to 1 (Accelerator:"
+        " FS_TARGET unscaled).",
+    ),
     (
         "fairshare_usage",
-        "The node's decayed usage, in its cluster's usage unit (cpu-seconds by default).",
+        "The node's decayed usage, in its cluster's usage unit (cpu-seconds by default); PBS"
+        " and Slurm clusters only.",
     ),
     (
         "fairshare_tree_usage",
@@ -55,14 +70,61 @@ NODE_GAUGES = (
     (
         "fairshare_factor",
         "The fairshare factor from 0 to 1, higher is more deserving (PBS: 0.5 is on target;"
-        " Slurm: FairShare, of ranked users or with the classic algorithm).",
+        " Slurm: FairShare, of ranked users or with the classic algorithm); PBS and Slurm"
+        " clusters only.",
     ),
     (
         "fairshare_level_fs",
         "Slurm Fair Tree Level FS, a ratio: the node's share of its siblings' shares over its"
         f" share of their usage; Slurm clusters only; {NOT_FINITE} (as with no usage).",
     ),
+    (
+        "fairshare_fs_target",
+        "Altair Accelerator FS_TARGET: the group's target share of the machine, its weight over"
+        f" its active siblings' times its parent's, {SCALED}; Accelerator clusters only.",
+    ),
+    (
+        "fairshare_fs_running",
+        "Altair Accelerator FS_RUNNING: the group's share of the running jobs' tokens,"
+        f" {SCALED}; Accelerator clusters only.",
+    ),
+    (
+        "fairshare_fs_running_count",
+        "Altair Accelerator FS_RUNNING_COUNT: the group's running jobs, its subtree's (a"
+        " count); Accelerator clusters only.",
+    ),
+    (
+        "fairshare_fs_excess_running",
+        "Altair Accelerator FS_EXCESS_RUNNING: FS_RUNNING less FS_TARGET, over its target when"
+        f" positive, {SCALED}; Accelerator clusters only.",
+    ),
+    (
+        "fairshare_fs_excess_running_local",
+        "Altair Accelerator FS_EXCESS_RUNNING_LOCAL: the group's share of its parent's running"
+        f" tokens less its share of its active siblings' weight, {SCALED}; Accelerator"
+        " clusters only.",
+    ),
+    (
+        "fairshare_fs_history",
+        "Altair Accelerator FS_HISTORY: the group's share of the token-seconds run within its"
+        f" window, {SCALED}; Accelerator clusters only.",
+    ),
+    (
+        "fairshare_fs_excess_history",
+        f"Altair Accelerator FS_EXCESS_HISTORY: FS_HISTORY less FS_TARGET, {SCALED};"
+        " Accelerator clusters only.",
+    ),
+    (
+        "fairshare_fs_rank",
+        "Altair Accelerator FS_RANK: the group's place among the groups with queued jobs, 0"
+        " first; -1 without a queued job (where FS_RANK9 is 9999999); Accelerator clusters only.",
+    ),
 )
+ACCELERATOR_COLUMNS = (
+    "shares", "fairshare_perc", None, None, None, None, "fs_target", "fs_running",
+    "fs_running_count", "fs_excess_running", "fs_excess_running_local", "fs_history",
+    "fs_excess_history", "fs_rank",
+)  # fmt: skip
 INGEST_OUTCOMES = ("read", "ingested", "duplicates", "rejected")
 
 
@@ -110,9 +172,12 @@ def _clusters_with_last_cycle() -> list[Any]:
 
 
 def _node_columns(cluster: Cluster) -> tuple[Any, ...]:
-    """The node gauges' columns, in NODE_GAUGES' order, None where the cluster's scheduler
-    has no such value (the API's documents have null there: the PBS numbers on Slurm
-    associations, Level FS on PBS nodes, Fair Tree's FairShare of accounts)."""
+    """The node gauges' columns, in NODE_GAUGES' order, None (or missing at the end) where the
+    cluster's scheduler has no such value (the API's documents have null there: the PBS
+    numbers on Slurm associations and Accelerator groups, Level FS on PBS nodes, Fair Tree's
+    FairShare of accounts, the FS_* fields on PBS and Slurm nodes)."""
+    if cluster.scheduler == Scheduler.ACCELERATOR:
+        return ACCELERATOR_COLUMNS
     if cluster.scheduler != Scheduler.SLURM:
         return ("shares", "fairshare_perc", "usage", "fairshare_tree_usage", "fairshare_factor")
     factor: Any = F("fairshare_factor")
@@ -144,7 +209,8 @@ def _node_families(clusters: Sequence[Cluster], max_depth: int) -> Iterator[Metr
             .values_list("id", "parent_id", "name", "kind", *read)
         )
         counts.add_metric([cluster.name], len(rows))
-        for labels, row in _within_depth(cluster.name, rows, max_depth):
+        named = cluster.scheduler == Scheduler.ACCELERATOR  # a group's name is its path
+        for labels, row in _within_depth(cluster.name, rows, max_depth, named_paths=named):
             for samples, name, at in shown:
                 value = row[at]
                 if value is not None and finite(value):
@@ -156,11 +222,11 @@ def _node_families(clusters: Sequence[Cluster], max_depth: int) -> Iterator[Metr
 
 
 def _within_depth(
-    cluster: str, rows: Sequence[tuple[Any, ...]], max_depth: int
+    cluster: str, rows: Sequence[tuple[Any, ...]], max_depth: int, *, named_paths: bool = False
 ) -> Iterator[tuple[dict[str, str], tuple[Any, ...]]]:
     """The rows (id, parent_id, name, kind, ...) no deeper than `max_depth`, each before its
     children, with its labels; the path names it from the root (`/`, depth 0) down:
-    `/phys/astro/alice`."""
+    `/phys/astro/alice`, or is its name when names are paths already (`named_paths`)."""
     children: dict[int | None, list[tuple[Any, ...]]] = {}
     for row in rows:
         children.setdefault(row[1], []).append(row)
@@ -169,7 +235,7 @@ def _within_depth(
         row, path, depth = stack.pop()
         # In the order generate_latest sorts labels in, which then costs it least.
         labels = {"cluster": cluster, "depth": str(depth), "kind": row[3], "name": row[2]}
-        labels["path"] = path
+        labels["path"] = row[2] if named_paths else path
         yield labels, row
         below = children.get(row[0]) if depth < max_depth else None
         if below:

@@ -421,14 +421,17 @@ def tree_at_get(*, cluster: Cluster, at: datetime) -> dict[int, NodeThen]:
     ).values_list(
         "node_id", "at", "usage", "fairshare_perc", "fairshare_tree_usage",
         "fairshare_factor", "level_fs", "fairshare_rank",
+        "fs_target", "fs_running", "fs_running_count", "fs_history", "fs_rank",
     )  # fmt: skip
     shares = dict(Node.objects.filter(cluster=cluster).values_list("id", "shares"))
     undone = ShareChange.objects.filter(cluster=cluster, changed_at__gt=at, node__isnull=False)
     for node_id, old in undone.order_by("-changed_at", "-id").values_list("node_id", "old_shares"):
         shares[node_id] = old
     found = {}
-    for node_id, moment, usage, perc, tree_usage, factor, level_fs, rank in rows:
+    for node_id, moment, usage, perc, tree_usage, factor, level_fs, rank, *fs in rows:
         usage_perc = -1.0 if perc == 0 else usage / perc
-        point = HistoryPoint(moment, usage, perc, tree_usage, usage_perc, factor, level_fs, rank)
+        point = HistoryPoint(
+            moment, usage, perc, tree_usage, usage_perc, factor, level_fs, rank, *fs
+        )
         found[node_id] = NodeThen(node_id, moment, shares.get(node_id), point)
     return found

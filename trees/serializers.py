@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Protocol
 
 from trees.engine.accelerator import NO_RANK, NO_RANK9
 from trees.engine.slurm import Algorithm
@@ -118,8 +118,6 @@ def accelerator_node_document(item: TreeNode) -> dict[str, Any]:
     """One FairShare group: its FS_* fields (scaled by 10,000, as Accelerator's job fields are)
     and what they come from; `fairshare_perc` is its target unscaled, `usage` its running jobs,
     `shares` its weight; the PBS and Slurm metrics are null."""
-    node = item.node
-    rank = node.fs_rank
     return {
         **_node_fields(item),
         "usage_perc": None,
@@ -127,21 +125,56 @@ def accelerator_node_document(item: TreeNode) -> dict[str, Any]:
         "fairshare_factor": None,
         "level_fs": None,
         "fairshare_rank": None,
-        "accelerator": {
-            "FS_TARGET": node.fs_target,
-            "FS_RUNNING": node.fs_running,
-            "FS_RUNNING_COUNT": node.fs_running_count,
-            "FS_EXCESS_RUNNING": node.fs_excess_running,
-            "FS_EXCESS_RUNNING_LOCAL": node.fs_excess_running_local,
-            "FS_HISTORY": node.fs_history,
-            "FS_EXCESS_HISTORY": node.fs_excess_history,
-            "FS_RANK": rank,
-            "FS_RANK9": None if rank is None else (NO_RANK9 if rank == NO_RANK else rank),
-            "active": node.fs_active,
-            "window": node.fs_window_effective,
-            "window_set": node.fs_window,
-            "distance": json_number(node.fs_distance),
-        },
+        "accelerator": accelerator_fields_document(item.node),
+    }
+
+
+class _FsValues(Protocol):
+    """A group's stored FS_* values: a Node or a NodeValues row."""
+
+    @property
+    def fs_target(self) -> int | None: ...
+    @property
+    def fs_running(self) -> int | None: ...
+    @property
+    def fs_running_count(self) -> int | None: ...
+    @property
+    def fs_excess_running(self) -> int | None: ...
+    @property
+    def fs_excess_running_local(self) -> int | None: ...
+    @property
+    def fs_history(self) -> int | None: ...
+    @property
+    def fs_excess_history(self) -> int | None: ...
+    @property
+    def fs_rank(self) -> int | None: ...
+    @property
+    def fs_active(self) -> bool | None: ...
+    @property
+    def fs_window_effective(self) -> int | None: ...
+    @property
+    def fs_window(self) -> int | None: ...
+    @property
+    def fs_distance(self) -> float | None: ...
+
+
+def accelerator_fields_document(node: _FsValues) -> dict[str, Any]:
+    """A group's FS_* fields as stored, and what they come from (the API's `accelerator`)."""
+    rank = node.fs_rank
+    return {
+        "FS_TARGET": node.fs_target,
+        "FS_RUNNING": node.fs_running,
+        "FS_RUNNING_COUNT": node.fs_running_count,
+        "FS_EXCESS_RUNNING": node.fs_excess_running,
+        "FS_EXCESS_RUNNING_LOCAL": node.fs_excess_running_local,
+        "FS_HISTORY": node.fs_history,
+        "FS_EXCESS_HISTORY": node.fs_excess_history,
+        "FS_RANK": rank,
+        "FS_RANK9": None if rank is None else (NO_RANK9 if rank == NO_RANK else rank),
+        "active": node.fs_active,
+        "window": node.fs_window_effective,
+        "window_set": node.fs_window,
+        "distance": json_number(node.fs_distance),
     }
 
 

@@ -1,5 +1,5 @@
 """The seed's /class/vcs picture as files an Accelerator site gives: its FairShare
-configuration, a jobs export and the page's two preemption rules.
+configuration, a jobs export and the page's two preemption rules; and stored (site_made).
 
 /class/hsim and /class/vcs weigh the same; u2 runs 12 jobs of /class/hsim, u1 runs 3 and u5 runs
 1 of /class/vcs, and u5 has one job queued: 16 jobs run. By hand (every share ×10,000):
@@ -10,10 +10,18 @@ configuration, a jobs export and the page's two preemption rules.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from accounting.models import IngestSource
+from accounting.services.accelerator import fsgroups_import
+from accounting.services.cycles import cycle_run
+from accounting.services.ingest import ingest
 from tests.conftest import write_file
+from trees.formats.fsgroups import parse_fsgroups
+from trees.formats.preempt_rules import parse_preempt_rules
+from trees.models import Cluster
+from trees.services.accelerator import preempt_rules_import
 
 NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 AT = int(NOW.timestamp())
@@ -63,3 +71,20 @@ def seed_files(folder: Path) -> tuple[str, str, str]:
         write_file(folder, "jobs.csv", jobs_export()),
         write_file(folder, "rules.tcl", RULES),
     )
+
+
+def site_made(folder: Path, name: str = "vov") -> Cluster:
+    """The picture stored: the configuration, the export and the rules imported, and two
+    cycles kept, ten minutes before NOW (every job was still waiting then: the 16 started 500 s
+    before NOW) and at NOW."""
+    groups = parse_fsgroups(FSGROUPS).groups
+    fsgroups_import(cluster_name=name, groups=groups, source="fsgroups.tcl", now=NOW)
+    path = write_file(folder, "jobs.csv", jobs_export())
+    ingest(cluster_name=name, source=IngestSource.ACCELERATOR, paths=[path])
+    rules = parse_preempt_rules(RULES).rules
+    preempt_rules_import(cluster_name=name, rules=rules, source="rules.tcl")
+    cluster = Cluster.objects.get(name=name)
+    for moment in (NOW - timedelta(minutes=10), NOW):
+        cycle_run(cluster=cluster, now=moment)
+    cluster.refresh_from_db()
+    return cluster

@@ -2,6 +2,7 @@
 own parser."""
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from accounting.metrics import metrics_text
 from accounting.models import Cycle, IngestRun, IngestSource, TaskFailure
 from accounting.services.cycles import cycle_run
+from tests.accounting.accelerator_site import site_made
 from tests.accounting.services.test_cycles import T0, at
 from trees.engine.slurm import AssociationDef
 from trees.formats.resource_group import parse_resource_group
@@ -25,6 +27,16 @@ TREE = (
     "phys 10 root 60\nchem 11 root 40\nastro 12 phys 3\ndeep 13 astro 1\n"
     "alice 20 astro 1\nbob 21 chem 1\neve 22 deep 1\n"
 )
+ACCELERATOR_GAUGES = (
+    "fairshare_fs_target",
+    "fairshare_fs_running",
+    "fairshare_fs_running_count",
+    "fairshare_fs_excess_running",
+    "fairshare_fs_excess_running_local",
+    "fairshare_fs_history",
+    "fairshare_fs_excess_history",
+    "fairshare_fs_rank",
+)
 NODE_GAUGES = (
     "fairshare_shares",
     "fairshare_perc",
@@ -32,6 +44,7 @@ NODE_GAUGES = (
     "fairshare_tree_usage",
     "fairshare_factor",
     "fairshare_level_fs",
+    *ACCELERATOR_GAUGES,
 )
 PBS_PATHS = {  # path: (name, kind, depth)
     "/": ("TREEROOT", "organization", "0"),
@@ -181,6 +194,50 @@ def test_a_slurm_tree_leaves_out_infinite_level_fs_and_the_pbs_numbers() -> None
         "/phys/bob": pytest.approx(2 / 3),
     }
     assert by_path(families["fairshare_usage"], "slurm")["/chem/ann"] == 100.0
+
+
+def test_an_accelerator_site_s_groups_have_their_fs_gauges_and_their_weight_and_target(
+    tmp_path: Path,
+) -> None:
+    """The seed's /class/vcs picture (tests/accounting/accelerator_site.py); a group's path
+    label is its name; its running jobs, stored as its usage, are not a decayed usage."""
+    site_made(tmp_path)
+    pbs_site()
+    families = scrape()
+    wanted = {  # FS_TARGET, FS_RUNNING, FS_RUNNING_COUNT, FS_EXCESS_RUNNING,
+        # FS_EXCESS_RUNNING_LOCAL, FS_HISTORY, FS_EXCESS_HISTORY, FS_RANK
+        "/": (10_000, 10_000, 16, 0, 0, 10_000, 0, -1),
+        "/class": (10_000, 10_000, 16, 0, 0, 10_000, 0, -1),
+        "/class/hsim": (5000, 7500, 12, 2500, 2500, 7500, 2500, -1),
+        "/class/hsim.u2": (5000, 7500, 12, 2500, 0, 7500, 2500, -1),
+        "/class/vcs": (5000, 2500, 4, -2500, -2500, 2500, -2500, -1),
+        "/class/vcs.u1": (2500, 1875, 3, -625, 2500, 1875, -625, -1),
+        "/class/vcs.u5": (2500, 625, 1, -1875, -2500, 625, -1875, 0),
+    }
+    for column, gauge in enumerate(ACCELERATOR_GAUGES):
+        assert by_path(families[gauge], "vov") == {
+            path: values[column] for path, values in wanted.items()
+        }, gauge
+        assert by_path(families[gauge], "site") == {}, gauge  # PBS nodes have none
+    perc = by_path(families["fairshare_perc"], "vov")
+    assert (perc["/"], perc["/class/hsim"], perc["/class/vcs.u1"]) == (1.0, 0.5, 0.25)
+    shares = by_path(families["fairshare_shares"], "vov")
+    assert shares == dict.fromkeys(set(wanted) - {"/"}, 100)  # the root has no weight
+    for gauge in ("fairshare_usage", "fairshare_tree_usage", "fairshare_factor",
+                  "fairshare_level_fs"):  # fmt: skip
+        assert by_path(families[gauge], "vov") == {}, gauge
+    (u1,) = (s for s in families["fairshare_fs_rank"].samples if s.labels["name"].endswith("u1"))
+    assert u1.labels == {"cluster": "vov", "name": "/class/vcs.u1", "path": "/class/vcs.u1",
+                         "kind": "user", "depth": "3"}  # fmt: skip
+
+
+def test_an_accelerator_site_s_deeper_groups_are_left_out_but_counted(tmp_path: Path) -> None:
+    site_made(tmp_path)
+    families = scrape(max_depth=2)
+    assert set(by_path(families["fairshare_fs_target"], "vov")) == {
+        "/", "/class", "/class/hsim", "/class/vcs",
+    }  # fmt: skip
+    assert by_cluster(families["fairshare_nodes"]) == {"vov": 7}
 
 
 def test_a_cluster_with_cycles_has_their_duration_lag_and_last_run() -> None:

@@ -7,6 +7,8 @@ operations are walked here, each under hypothesis.)"""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +19,9 @@ from django.db import close_old_connections
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 
+from tests.accounting.accelerator_site import NOW, site_made
 from tests.cast import login_made
-from trees.models import TokenScope
+from trees.models import Node, TokenScope
 from trees.services.tokens import api_token_create
 
 EXAMPLES = 25
@@ -72,3 +75,47 @@ def test_every_answer_is_one_the_schema_describes(samples: None, label: str) -> 
 
 def test_every_operation_is_tested() -> None:
     assert len(_operations()) == 15
+
+
+AT = (NOW - timedelta(minutes=5)).isoformat()
+# An Accelerator cluster's answers, which generated requests would not find (its name and its
+# groups' ids are the site's): label, path parameters (a group's name for its id), query, and
+# the status (404: Accelerator has no priorities, comparisons or shares listing).
+ACCELERATOR_CASES = [
+    ("GET /api/clusters/", {}, {}, 200),
+    ("GET /api/clusters/{name}/", {"name": "vov"}, {}, 200),
+    ("GET /api/clusters/{name}/tree/", {"name": "vov"}, {}, 200),
+    ("GET /api/clusters/{name}/tree/", {"name": "vov"}, {"q": "vcs", "depth": "2"}, 200),
+    ("GET /api/clusters/{name}/tree/", {"name": "vov"}, {"node": "/class/vcs"}, 200),
+    ("GET /api/clusters/{name}/tree/", {"name": "vov"}, {"at": AT}, 200),
+    ("GET /api/clusters/{name}/tree/", {"name": "vov"}, {"at": NOW.isoformat()}, 200),
+    ("GET /api/nodes/{node_id}/", {"node_id": "/"}, {}, 200),
+    ("GET /api/nodes/{node_id}/", {"node_id": "/class/vcs"}, {}, 200),
+    ("GET /api/nodes/{node_id}/", {"node_id": "/class/vcs.u5"}, {}, 200),
+    ("GET /api/nodes/{node_id}/history/", {"node_id": "/class/vcs.u1"}, {}, 200),
+    ("GET /api/nodes/{node_id}/jobs/", {"node_id": "/class/vcs"}, {}, 200),
+    ("GET /api/clusters/{name}/trends/", {"name": "vov"}, {}, 200),
+    ("GET /api/clusters/{name}/audit/", {"name": "vov"}, {}, 200),
+    ("GET /api/me/", {}, {}, 200),
+    ("GET /api/clusters/{name}/jobs/", {"name": "vov"}, {"state": "queued"}, 404),
+    ("GET /api/jobs/{cluster}/{job_id}/priority/", {"cluster": "vov", "job_id": "q7"}, {}, 404),
+    ("GET /api/clusters/{name}/compare/", {"name": "vov"}, {"a": "/class", "b": "/class/vcs"},
+     404),
+    ("GET /api/clusters/{name}/shares/", {"name": "vov"}, {}, 404),
+]  # fmt: skip
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("label", "path", "query", "status"), ACCELERATOR_CASES)
+def test_an_accelerator_cluster_s_answers_are_the_schema_s(
+    tmp_path: Path, label: str, path: dict[str, str], query: dict[str, str], status: int
+) -> None:
+    cluster = site_made(tmp_path)
+    ids = dict(Node.objects.filter(cluster=cluster).values_list("name", "id"))
+    if "node_id" in path:
+        path = {"node_id": str(ids[path["node_id"]])}
+    if "node" in query:
+        query = {"node": str(ids[query["node"]])}
+    loaded, headers = _schema()
+    case = loaded.find_operation_by_label(label).Case(path_parameters=path, query=query)
+    assert case.call_and_validate(headers=headers).status_code == status

@@ -8,14 +8,15 @@ from typing import Any
 
 from accounting.models import Job, NodeHistory
 from accounting.selectors import HistoryPoint, Trends
+from trees.engine.accelerator import NO_RANK, NO_RANK9
 from trees.engine.trends import far_over_target, shares_over_time
 from trees.explanations import TargetStanding, recovery_sentence
 from trees.models import Cluster, Node, NodeKind, ShareChange
 from trees.selectors.nodes import node_values
 from trees.selectors.standing import RecoveryProjection
 from trees.selectors.tree import TreeNode
-from trees.serializers import cluster_node_document, json_number
-from trees.views.standing import ClusterStanding, Standing
+from trees.serializers import accelerator_fields_document, cluster_node_document, json_number
+from trees.views.standing import ClusterStanding, GroupLeafStanding, Standing
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -58,17 +59,36 @@ def recovery_document(projection: RecoveryProjection) -> dict[str, Any]:
     }
 
 
-def history_document(point: HistoryPoint | NodeHistory) -> dict[str, Any]:
-    """A point of a node's history (a history row has the same fields)."""
+def history_document(
+    point: HistoryPoint | NodeHistory, *, accelerator: bool = False
+) -> dict[str, Any]:
+    """A point of a node's history (a history row has the same fields). An Accelerator group's
+    has the FS_* fields the history keeps and null PBS numbers, as its tree document has."""
+    pbs = not accelerator
     return {
         "at": point.at.isoformat(),
         "usage": point.usage,
         "fairshare_perc": point.fairshare_perc,
-        "fairshare_tree_usage": point.fairshare_tree_usage,
-        "usage_perc": point.usage_perc,
-        "fairshare_factor": point.fairshare_factor,
+        "fairshare_tree_usage": point.fairshare_tree_usage if pbs else None,
+        "usage_perc": point.usage_perc if pbs else None,
+        "fairshare_factor": point.fairshare_factor if pbs else None,
         "level_fs": json_number(point.level_fs),
         "fairshare_rank": point.fairshare_rank,
+        "accelerator": accelerator_history_fields(point) if accelerator else None,
+    }
+
+
+def accelerator_history_fields(point: HistoryPoint | NodeHistory) -> dict[str, int | None]:
+    """The FS_* fields a cycle keeps in history, named as the tree's `accelerator` object
+    names them (scaled by 10,000; FS_RANK -1 and FS_RANK9 9,999,999 without a queued job)."""
+    rank = point.fs_rank
+    return {
+        "FS_TARGET": point.fs_target,
+        "FS_RUNNING": point.fs_running,
+        "FS_RUNNING_COUNT": point.fs_running_count,
+        "FS_HISTORY": point.fs_history,
+        "FS_RANK": rank,
+        "FS_RANK9": None if rank is None else (NO_RANK9 if rank == NO_RANK else rank),
     }
 
 
@@ -145,6 +165,23 @@ def _standing(standing: Standing, *, full: bool) -> dict[str, Any]:
     return document
 
 
+def _group(group: GroupLeafStanding, *, full: bool) -> dict[str, Any]:
+    """An Accelerator group of the person's (or of a member's): its stored FS_* fields."""
+    node = group.node
+    document: dict[str, Any] = {
+        "node": node.pk,
+        "name": node.name,
+        "said": group.said,
+        "accelerator": accelerator_fields_document(node),
+    }
+    if full:
+        document |= {
+            "running": [job_document(job) for job in group.jobs.running],
+            "queued": [job_document(job) for job in group.jobs.queued],
+        }
+    return document
+
+
 def standings_document(scheduler_user: str, standings: Sequence[ClusterStanding]) -> dict[str, Any]:
     return {
         "scheduler_user": scheduler_user,
@@ -156,6 +193,9 @@ def standings_document(scheduler_user: str, standings: Sequence[ClusterStanding]
                 "best": standing.best.node.pk if standing.best else None,
                 "mine": [_standing(mine, full=True) for mine in standing.mine],
                 "members": [_standing(member, full=False) for member in standing.members],
+                "groups": [_group(group, full=True) for group in standing.groups],
+                "groups_best": standing.groups_best.node.pk if standing.groups_best else None,
+                "group_members": [_group(member, full=False) for member in standing.group_members],
             }
             for standing in standings
         ],

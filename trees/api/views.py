@@ -24,6 +24,7 @@ from trees.access import Access, access_get, scheduler_user
 from trees.api import schemas
 from trees.api.base import ApiView, django_request
 from trees.api.documents import (
+    accelerator_history_fields,
     child_documents,
     history_document,
     iso,
@@ -126,10 +127,11 @@ class ClusterTree(ApiView):
     """The tree as the scheduler computes it, root first, each node before its children, as
     far as the person may see it: `fairshare_perc` is the node's target share of the whole
     machine as a fraction (as PBS's formulas see it); values that do not apply to the
-    cluster's scheduler are null. `node` answers that node's subtree, `depth` stops at that
-    depth (the root is 0), `q` finds the nodes whose name contains it (with their ancestors),
-    `at` answers from history: each node's numbers as the last cycle before that time left
-    them, with its shares then."""
+    cluster's scheduler are null; Accelerator groups carry their FS_* fields under
+    `accelerator`. `node` answers that node's subtree, `depth` stops at that depth (the root
+    is 0), `q` finds the nodes whose name contains it (with their ancestors), `at` answers
+    from history: each node's numbers as the last cycle before that time left them, with its
+    shares then (Accelerator: the FS_* fields the history keeps, the others null)."""
 
     @extend_schema(
         parameters=[
@@ -141,7 +143,13 @@ class ClusterTree(ApiView):
             ),
         ],
         responses={200: schemas.TreeSerializer, **ERRORS},
-    )
+        examples=[
+            OpenApiExample(
+                "An Accelerator cluster's tree", value=schemas.ACCELERATOR_TREE_EXAMPLE,
+                response_only=True,
+            )
+        ],
+    )  # fmt: skip
     def get(self, request: Request, name: str) -> HttpResponseBase:
         page_request = django_request(request)
         cluster = cluster_or_404(name)
@@ -188,12 +196,14 @@ def _decoded(listed: list[str] | None) -> list[dict[str, Any]]:
 
 
 THEN = ("usage", "fairshare_perc", "fairshare_tree_usage", "usage_perc", "fairshare_factor")
+ACCELERATOR_THEN = ("usage", "fairshare_perc")  # the PBS numbers stay null
 
 
 def _then(cluster: Cluster, documents: list[dict[str, Any]], at: Any) -> list[dict[str, Any]]:
     """The documents with each node's numbers at `at`; nodes without history then left out."""
     then = tree_at_get(cluster=cluster, at=at)
     slurm = cluster.scheduler == Scheduler.SLURM
+    accelerator = cluster.scheduler == Scheduler.ACCELERATOR
     answered = []
     for document in documents:
         found = then.get(document["id"])
@@ -201,8 +211,12 @@ def _then(cluster: Cluster, documents: list[dict[str, Any]], at: Any) -> list[di
             continue
         point = found.point
         document = {**document, "shares": found.shares, "as_of": found.at.isoformat()}
-        for field in THEN:
+        for field in ACCELERATOR_THEN if accelerator else THEN:
             document[field] = getattr(point, field)
+        if accelerator:
+            # What the history does not keep (the excesses, activity, window, distance) is null.
+            kept = accelerator_history_fields(point)
+            document["accelerator"] = dict.fromkeys(document["accelerator"]) | kept
         if slurm:
             document["usage_perc"] = document["fairshare_tree_usage"] = None
             document["level_fs"] = json_number(point.level_fs)
@@ -219,17 +233,28 @@ class NodeDetail(ApiView):
     """A node as its page shows it: its values, its path from the root with each level's
     values, the level of that path furthest over its target (the one pulling it down), its
     children as far as the person sees them, and on PBS the recovery projection: its factor
-    at each coming decay if its entities run nothing more."""
+    at each coming decay if its entities run nothing more. Accelerator ranks each group by its
+    own distance from its target, not by its path: no level pulls it down, and it has no
+    decay to recover by (`furthest_over_target` and `recovery` are null)."""
 
-    @extend_schema(responses={200: schemas.NodeDetailSerializer, **ERRORS})
+    @extend_schema(
+        responses={200: schemas.NodeDetailSerializer, **ERRORS},
+        examples=[
+            OpenApiExample(
+                "An Accelerator user's group", value=schemas.ACCELERATOR_DETAIL_EXAMPLE,
+                response_only=True,
+            )
+        ],
+    )  # fmt: skip
     def get(self, request: Request, node_id: int) -> Response:
         at = _node_view(request, node_id, Access.opens)
         cluster, node, path, access = at.cluster, at.node, at.path, at.access
         slurm = cluster.scheduler == Scheduler.SLURM
-        culprit = furthest_over_target(path, slurm)
+        accelerator = cluster.scheduler == Scheduler.ACCELERATOR
+        culprit = None if accelerator else furthest_over_target(path, slurm)
         children = [child for child in children_get(node=node) if access.sees([*at.ids, child.pk])]
         recovery = None
-        if not slurm and access.reads(at.ids):
+        if cluster.scheduler == Scheduler.PBS and access.reads(at.ids):
             try:
                 recovery = recovery_document(
                     recovery_get(cluster=cluster, node=node, now=timezone.now())
@@ -260,7 +285,9 @@ def _node_view(request: Request, node_id: int, shown: Any) -> Any:
 
 class History(ApiView):
     """The node's numbers after each cycle kept (every cycle of the last day, then hourly for
-    a week, then daily), oldest first, in [since, until); a page at a time."""
+    a week, then daily), oldest first, in [since, until); a page at a time. Accelerator groups:
+    the FS_* fields the history keeps under `accelerator` (null on other schedulers), and the
+    PBS numbers null."""
 
     pagination_class = HistoryPage
 
@@ -270,7 +297,13 @@ class History(ApiView):
             OpenApiParameter("until", OpenApiTypes.DATETIME, description="ISO 8601 time, excluded"),
         ],
         responses={200: schemas.HistoryPageSerializer, **ERRORS},
-    )
+        examples=[
+            OpenApiExample(
+                "An Accelerator group's history", value=schemas.ACCELERATOR_HISTORY_EXAMPLE,
+                response_only=True,
+            )
+        ],
+    )  # fmt: skip
     def get(self, request: Request, node_id: int) -> Response:
         at = _node_view(request, node_id, Access.reads)
         page_request = django_request(request)
@@ -279,9 +312,12 @@ class History(ApiView):
             since=time_parameter(page_request, "since"),
             until=time_parameter(page_request, "until"),
         )
+        accelerator = at.cluster.scheduler == Scheduler.ACCELERATOR
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(rows, request, view=self) or []
-        return paginator.get_paginated_response([history_document(row) for row in page])
+        return paginator.get_paginated_response(
+            [history_document(row, accelerator=accelerator) for row in page]
+        )
 
 
 class NodeJobs(ApiView):
@@ -329,6 +365,11 @@ class Compare(ApiView):
     )
     def get(self, request: Request, name: str) -> Response:
         cluster = cluster_or_404(name)
+        if cluster.scheduler not in (Scheduler.PBS, Scheduler.SLURM):
+            raise Http404(
+                f"cluster {name} compares no two entities (PBS and Slurm only); its groups'"
+                " FS_RANK, in its tree, orders them"
+            )
         access = access_get(user=request.user, cluster=cluster)
         page_request = django_request(request)
         labels = {}
@@ -489,6 +530,13 @@ def _paths_of(cluster: Cluster) -> dict[int, list[int]]:
 QUEUE_STATES = ["queued"]  # the order is computed for waiting jobs only
 
 
+def _with_priorities(cluster: Cluster) -> None:
+    """404 for a cluster whose jobs have no priorities we compute: Accelerator orders its
+    queue by FS_RANK, in the tree."""
+    if cluster.scheduler not in (Scheduler.PBS, Scheduler.SLURM):
+        raise Http404(f"cluster {cluster.name} has no job priorities (PBS and Slurm only)")
+
+
 def _terms(terms: dict[str, float]) -> dict[str, float | None]:
     """A priority's terms for JSON, which has no NaN or infinity (null for those)."""
     return {text: value if math.isfinite(value) else None for text, value in terms.items()}
@@ -561,8 +609,7 @@ class ClusterJobs(ApiView):
         page_request = django_request(request)
         cluster = cluster_or_404(name)
         choice_parameter(page_request, "state", "queued", QUEUE_STATES)
-        if cluster.scheduler not in (Scheduler.PBS, Scheduler.SLURM):
-            raise Http404(f"cluster {name} has no job priorities (PBS and Slurm only)")
+        _with_priorities(cluster)
         now = timezone.now()
         order = queue_get(cluster=cluster, now=now)
         access = access_get(user=request.user, cluster=cluster)
@@ -660,6 +707,7 @@ class JobPriorityDetail(ApiView):
         ],
     )
     def get(self, request: Request, cluster: str, job_id: str) -> Response:
+        _with_priorities(cluster_or_404(cluster))
         found = job_lookup(django_request(request), cluster, job_id)
         explained = job_priority_get(cluster=found.cluster, job_id=job_id, now=timezone.now())
         if explained is None:

@@ -1,6 +1,8 @@
-"""Who reads /metrics: an allowed address, a `metrics` token of an admin's, an admin's session."""
+"""Who reads /metrics: an allowed address, a `metrics` token of an admin's, an admin's session;
+and what a Prometheus server reads of an Accelerator group."""
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -9,6 +11,7 @@ from django.test import Client, override_settings
 from django.utils import timezone
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from tests.accounting.accelerator_site import site_made
 from tests.accounting.test_metrics import pbs_site
 from tests.cast import ALICE, BOB, FAST_HASHER, login, login_made
 from trees.models import TokenScope
@@ -135,3 +138,33 @@ def test_head_answers_and_post_is_not_allowed(client: Client) -> None:
     response = client.post("/metrics")
     assert response.status_code == 405
     assert response["Allow"] == "GET, HEAD"
+
+
+U1 = 'cluster="vov",depth="3",kind="user",name="/class/vcs.u1",path="/class/vcs.u1"'
+
+
+def test_a_metrics_token_reads_an_accelerator_group_s_fs_fields(
+    client: Client, tmp_path: Path
+) -> None:
+    """The seed's /class/vcs.u1: its target 2500 (a quarter, ×10,000), 3 of the 16 running
+    jobs (1875), 3 of /class/vcs's 4 against a local half (+2500), no queued job (-1)."""
+    site_made(tmp_path)
+    response = client.get("/metrics", headers=bearer(token()))
+    assert_metrics(response)
+    lines = [line for line in response.content.decode().splitlines() if U1 in line]
+    assert lines == [
+        f"fairshare_shares{{{U1}}} 100.0",
+        f"fairshare_perc{{{U1}}} 0.25",
+        f"fairshare_fs_target{{{U1}}} 2500.0",
+        f"fairshare_fs_running{{{U1}}} 1875.0",
+        f"fairshare_fs_running_count{{{U1}}} 3.0",
+        f"fairshare_fs_excess_running{{{U1}}} -625.0",
+        f"fairshare_fs_excess_running_local{{{U1}}} 2500.0",
+        f"fairshare_fs_history{{{U1}}} 1875.0",
+        f"fairshare_fs_excess_history{{{U1}}} -625.0",
+        f"fairshare_fs_rank{{{U1}}} -1.0",
+    ]
+    text = response.content.decode()
+    assert "# HELP fairshare_fs_target Altair Accelerator FS_TARGET" in text
+    u5 = U1.replace("u1", "u5")
+    assert f"fairshare_fs_rank{{{u5}}} 0.0" in text.splitlines()  # its queued job, first

@@ -639,7 +639,18 @@ def test_bob_s_standing_lists_his_entities_with_their_places(client: Client) -> 
         assert sorted(job["id"] for job in standing["running"]) == sorted(running)
     assert hpc["best"] == min(mine.values(), key=lambda s: s["place"])["node"]
     assert mine["cond-matter"]["path"] == "physics / cond-matter"
-    assert {c["cluster"] for c in me["clusters"]} == {"hpc", "gpu"}  # where he has entities
+    # where he has entities, and the Accelerator cluster where his jobs run in groups
+    assert {c["cluster"] for c in me["clusters"]} == {"hpc", "gpu", "vnc"}
+    vnc = next(c for c in me["clusters"] if c["cluster"] == "vnc")
+    assert (vnc["scheduler"], vnc["mine"], vnc["members"]) == ("accelerator", [], [])
+    groups = {group["name"]: group for group in vnc["groups"]}
+    assert sorted(groups) == ["/class/hsim.dkaya", "/class/vcs.dkaya", "/time/users.dkaya"]
+    for name, group in groups.items():
+        stored = node("vnc", name)
+        assert (group["node"], group["accelerator"]["FS_TARGET"]) == (stored.pk, stored.fs_target)
+        assert group["accelerator"]["FS_RANK"] == stored.fs_rank
+    assert vnc["groups_best"] == vnc["groups"][0]["node"]
+    assert all(hpc[key] in ([], None) for key in ("groups", "groups_best", "group_members"))
 
 
 @pytest.mark.usefixtures("demo")
