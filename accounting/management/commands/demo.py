@@ -11,9 +11,23 @@ from django.core.management.base import CommandParser
 from django.utils import timezone
 
 from accounting.models import IngestSource
-from accounting.services.demo import DEMO_SAMPLES, demo_sample_load, pbs_site_import
+from accounting.services.demo import (
+    DEMO_SAMPLES,
+    accelerator_config_import,
+    cycles_run,
+    demo_sample_load,
+    pbs_site_import,
+)
 from accounting.services.ingest import ingest
 from accounting.services.replay import replay
+from accounting.synthetic_accelerator import (
+    ACCELERATOR_NAME,
+    FSGROUPS,
+    PREEMPT_RULES,
+    SPAN,
+    accelerator_site_generate,
+    jobs_csv,
+)
 from accounting.synthetic_files import site_files_write
 from accounting.synthetic_site import (
     CLUSTERS,
@@ -42,6 +56,7 @@ SEED = 3  # of the generated site: the same seed, end and size give the same sit
 SMALL_DAYS = 14
 PASSWORD_VARIABLE = "DEMO_PASSWORD"
 LOGINS = ("alice", "bob", "carol")
+ACCELERATOR_CYCLES = timedelta(days=1)  # the Accelerator cluster's cycles run over the last day
 
 
 class Command(FairshareCommand):
@@ -58,9 +73,12 @@ class Command(FairshareCommand):
         " job_sort_formula. `gpu` has PBS's defaults, euser and decay 0.5 every 24 h, and"
         " charges ngpus*walltime: its leaves are the users, under their projects (PBS names an"
         " entity once, so a user in two projects is a leaf under their own project and charged"
-        " there for both). Last the logins, with their passwords: alice (admin), bob (member"
-        " of two projects, running jobs as one of the generated users) and carol (manager of"
-        " bob's organization)."
+        " there for both). Then an Altair Accelerator cluster, `vnc`: FairShare groups of job"
+        " classes under /class and a day of jobs to the same end, as vovfsgroup genconfig's"
+        " configuration, a jobs export (CSV) and Altair's two FairShare preemption rules,"
+        " imported and ingested, then a cycle every 10 minutes of the day. Last the logins,"
+        " with their passwords: alice (admin), bob (member of two projects, running jobs as one"
+        " of the generated users, on vnc too) and carol (manager of bob's organization)."
     )
 
     clock = 0.0  # when the step being timed began (time.perf_counter)
@@ -85,7 +103,7 @@ class Command(FairshareCommand):
         end = epoch_time(epoch_seconds(moment) // HOUR * HOUR)
         days = SMALL_DAYS if options["small"] else YEAR
         samples = sorted(folder.name for folder in DEMO_SAMPLES.iterdir())
-        names = samples + [spec.name for spec in CLUSTERS]
+        names = [*samples, *(spec.name for spec in CLUSTERS), ACCELERATOR_NAME]
         removed = [name for name in names if cluster_delete(name=name)]
         self._done(f"clusters removed: {', '.join(removed) or 'none'}")
         self._samples()
@@ -95,8 +113,9 @@ class Command(FairshareCommand):
             jobs = {
                 spec.name: self._generated(spec, site, end, days, Path(folder)) for spec in CLUSTERS
             }
-        # bob is shown by his projects' standing, which the CPU cluster charges.
-        member = member_of_two_projects(site, jobs[HPC.name], epoch_seconds(end))
+            # bob is shown by his projects' standing, which the CPU cluster charges.
+            member = member_of_two_projects(site, jobs[HPC.name], epoch_seconds(end))
+            self._accelerator(site, member, end, Path(folder))
         self._logins(site, member, login_passwords(options["password"], os.environ))
         self._done("logins set")
         self.stdout.write(f"demo built in {time.perf_counter() - begun:.1f} s")
@@ -161,6 +180,54 @@ class Command(FairshareCommand):
             f" ({replayed.decays} decays), {replayed.history_rows:,} history rows kept",
         )
         return jobs
+
+    def _accelerator(self, site: Site, member: SiteUser, end: datetime, folder: Path) -> None:
+        """The Accelerator cluster: a day of jobs to `end` (bob's among them) written as the
+        jobs export, its FairShare configuration and preemption rules as files; imported,
+        ingested, then a cycle every scheduler_iteration of the day."""
+        name = ACCELERATOR_NAME
+        users = [user.name for user in site.users if user.activity > 0]
+        generated = accelerator_site_generate(seed=SEED, end=end, member=member.name, users=users)
+        root = folder / name
+        root.mkdir()
+        (root / "fsgroups.tcl").write_text(FSGROUPS)
+        (root / "rules.tcl").write_text(PREEMPT_RULES)
+        export = root / "jobs.csv"
+        export.write_text(jobs_csv(generated.jobs))
+        at = epoch_seconds(end)
+        os.utime(export, (at, at))  # the export's time is its file's: it was taken at the end
+        counts = ", ".join(
+            f"{generated.count(status):,} {status.lower()}"
+            for status in ("RUNNING", "SUSPENDED", "QUEUED", "DONE", "FAILED")
+        )
+        self._done(
+            f"{name}: {len(generated.jobs):,} Accelerator jobs of {SPAN // HOUR} hours to"
+            f" {end.isoformat()} generated ({counts}), exported as CSV"
+        )
+        configured = accelerator_config_import(
+            name=name,
+            fsgroups=root / "fsgroups.tcl",
+            rules=root / "rules.tcl",
+            source=f"generated {name}",
+            now=end,
+        )
+        self._done(
+            f"{name}: {configured.defined} FairShare groups (vovfsgroup genconfig) and"
+            f" {configured.rules} preemption rules imported"
+        )
+        result = ingest(cluster_name=name, source=IngestSource.ACCELERATOR, paths=[str(export)])
+        self._done(
+            f"{name}: {result.run.read:,} jobs ingested ({result.run.running:,} running or"
+            f" suspended, {result.run.queued:,} queued), {result.run.rejected} rejected;"
+            f" {len(result.created_nodes)} users' leaves G.user made",
+        )
+        cluster = cluster_get(name=name)
+        period = cluster.scheduler_iteration
+        ran = cycles_run(cluster=cluster, first=end - ACCELERATOR_CYCLES, last=end)
+        self._done(
+            f"{name}: {ran.cycles:,} cycles of {period.total_seconds() / 60:g} minutes run,"
+            f" {ran.history_rows:,} history rows kept"
+        )
 
     def _logins(self, site: Site, member: SiteUser, passwords: Mapping[str, str]) -> None:
         """alice the admin, bob a member of two projects, carol the manager of his

@@ -1,5 +1,6 @@
 """manage.py demo: the sample clusters, then a generated site through the imports, the
-ingestion and the replay, and the three logins.
+ingestion and the replay, an Accelerator cluster through its imports and a day of cycles, and
+the three logins.
 
 The small demo (the generated year's last 14 days) is built once for the module; each test's
 changes roll back. Counts are exact: the site is generated from a fixed seed and end.
@@ -24,7 +25,17 @@ from accounting.management.commands.demo import LOGINS, login_passwords
 from accounting.models import Cycle, IngestRun, Job, NodeHistory
 from accounting.parsers.records import JobState
 from tests.cast import FAST_HASHER
-from trees.models import Cluster, Membership, Node, NodeOrigin, Person, Role, SettingChange
+from trees.engine.accelerator import parent_of
+from trees.models import (
+    Cluster,
+    Membership,
+    Node,
+    NodeOrigin,
+    Person,
+    PreemptRule,
+    Role,
+    SettingChange,
+)
 from trees.services.clusters import cluster_delete
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +44,7 @@ NOW = "2026-03-04T15:20Z"  # a Wednesday afternoon: the generated jobs end at 15
 END = datetime(2026, 3, 4, 15, tzinfo=UTC)
 FIRST = END - timedelta(days=14)  # the first replayed cycle
 PASSWORD = "demo-password"
-CLUSTERS = ("fairtree", "forum", "whitepaper", "hpc", "gpu")
+CLUSTERS = ("fairtree", "forum", "whitepaper", "hpc", "gpu", "vnc")
 
 
 def demo(*args: str) -> str:
@@ -66,14 +77,14 @@ def steps(output: str) -> list[str]:
 
 def test_it_says_what_each_step_did_and_how_long_it_took(built: str) -> None:
     timed = [line for line in built.splitlines() if re.search(r" \(\d+\.\d s\)$", line)]
-    assert len(timed) == 11  # removal, samples, 4 steps a generated cluster, logins
+    assert len(timed) == 15  # removal, samples, 4 steps a generated cluster, logins
     assert steps(built)[:4] == [
         "clusters removed: none",
         "loaded Slurm cluster fairtree: 18 associations",
         "loaded cluster forum: 6 tree entries",
         "loaded cluster whitepaper: 12 tree entries",
     ]
-    assert steps(built)[5:13] == [
+    assert steps(built)[5:17] == [
         "hpc: 1,726 jobs of 14 days to 2026-03-04T15:00:00+00:00 generated,"
         " 5,130 accounting records written",
         "hpc: tree of 35 entries imported (usage ncpus*walltime per Account_Name,"
@@ -87,6 +98,12 @@ def test_it_says_what_each_step_did_and_how_long_it_took(built: str) -> None:
         "gpu: 1,677 records ingested from 15 files: 545 runs ended, 12 still running,"
         " 0 rejected; entities under unknown: hpcadmin",
         "gpu: 2,017 cycles of 10 minutes replayed (14 decays), 100,089 history rows kept",
+        "vnc: 670 Accelerator jobs of 26 hours to 2026-03-04T15:00:00+00:00 generated"
+        " (27 running, 2 suspended, 9 queued, 579 done, 53 failed), exported as CSV",
+        "vnc: 9 FairShare groups (vovfsgroup genconfig) and 2 preemption rules imported",
+        "vnc: 670 jobs ingested (29 running or suspended, 9 queued), 0 rejected;"
+        " 14 users' leaves G.user made",
+        "vnc: 145 cycles of 10 minutes run, 3,480 history rows kept",
     ]
     assert re.fullmatch(r"demo built in \d+\.\d s", built.splitlines()[-1])
 
@@ -129,7 +146,7 @@ def test_the_jobs_are_stored_with_those_still_running_and_queued(built: str) -> 
     assert states["gpu"]["ended"] == 545
     assert states["gpu"]["running"] == 12
     # Jobs submitted before the logs end that had not started by then wait, with no start.
-    waiting = Job.objects.filter(state=JobState.QUEUED)
+    waiting = Job.objects.filter(cluster__name__in=("hpc", "gpu"), state=JobState.QUEUED)
     assert waiting.count() == states["hpc"]["queued"] + states["gpu"]["queued"]
     assert not waiting.filter(start__isnull=False).exists()
     assert not waiting.filter(qtime__isnull=True).exists()
@@ -142,7 +159,8 @@ def test_the_jobs_are_stored_with_those_still_running_and_queued(built: str) -> 
 
 
 def test_more_jobs_start_on_weekdays_and_in_working_hours(built: str) -> None:
-    starts = [start for start in Job.objects.values_list("start", flat=True) if start]
+    pbs = Job.objects.filter(cluster__name__in=("hpc", "gpu"))  # vnc's day has no rhythm
+    starts = [start for start in pbs.values_list("start", flat=True) if start]
     days = Counter(start.weekday() for start in starts)
     # Fourteen days to a Wednesday 15:00: ten weekdays (and a bit) and four weekend days.
     assert sum(days[day] for day in range(5)) / 10 > 2 * (days[5] + days[6]) / 4
@@ -245,7 +263,7 @@ def test_running_it_again_duplicates_nothing(built: str, monkeypatch: Any) -> No
     monkeypatch.delenv("DEMO_PASSWORD", raising=False)
     again = demo()
     assert counts() == before
-    assert steps(again)[0] == "clusters removed: fairtree, forum, whitepaper, hpc, gpu"
+    assert steps(again)[0] == "clusters removed: fairtree, forum, whitepaper, hpc, gpu, vnc"
     # Without --password nor $DEMO_PASSWORD, each login gets a new random one, printed.
     printed = {line.split()[0]: line.split()[1] for line in again.splitlines()[-5:-2]}
     assert sorted(printed) == sorted(LOGINS)
@@ -271,3 +289,94 @@ def test_hpc_has_seed_003s_formula_and_queues_from_its_qmgr_print(built: str) ->
     assert (cluster.eligible_time_enable, cluster.fair_share, cluster.by_queue) == (True,) * 3
     assert list(cluster.queues.values_list("name", "priority")) == [("test", 150), ("cpu", 100)]
     assert SettingChange.objects.filter(cluster=cluster, setting="job_sort_formula").exists()
+
+
+def test_vnc_has_its_groups_jobs_rules_and_a_day_of_history(built: str) -> None:
+    vnc = Cluster.objects.get(name="vnc")
+    assert vnc.scheduler == "accelerator"
+    origins = Counter(Node.objects.filter(cluster=vnc).values_list("origin", flat=True))
+    # The root, the configuration's 9 groups, and a leaf G.user for each user of each group.
+    assert origins == {NodeOrigin.SCHEDULER: 1, NodeOrigin.DEFINED: 9, NodeOrigin.USAGE: 14}
+    sim = Node.objects.get(cluster=vnc, name="/class/sim")
+    assert (sim.shares, sim.fs_window, sim.fs_window_effective) == (0, 0, 0)
+    cronos = Node.objects.get(cluster=vnc, name="/class/sim/cronos")
+    assert (cronos.fs_window, cronos.fs_window_effective) == (10800, 0)  # off below sim's 0
+    assert Node.objects.get(cluster=vnc, name="/class/urgent").fs_window == 600
+    states = Counter(Job.objects.filter(cluster=vnc).values_list("state", flat=True))
+    assert states == {JobState.ENDED: 632, JobState.RUNNING: 29, JobState.QUEUED: 9}
+    assert list(PreemptRule.objects.filter(cluster=vnc).values_list("name", flat=True)) == [
+        "RuleThatDoesNotFire",
+        "RuleThatFires",
+    ]
+    # A cycle every 10 minutes of the day, the last at the end, each keeping every group.
+    cycles = Cycle.objects.filter(cluster=vnc)
+    assert cycles.count() == 24 * 6 + 1
+    assert (cycles.earliest("at").at, cycles.latest("at").at) == (END - timedelta(days=1), END)
+    assert NodeHistory.objects.filter(node__cluster=vnc).count() == 145 * 24
+    vcs = NodeHistory.objects.filter(node__cluster=vnc, node__name="/class/vcs")
+    assert len(set(vcs.values_list("fs_running_count", flat=True))) > 3  # it changes
+    # The last cycle stored the fields as they are at the end.
+    leaf = Node.objects.get(cluster=vnc, name="/class/vcs.dkaya")
+    assert (leaf.fs_excess_running_local, leaf.fs_rank) == (-2500, 1)
+
+
+def accelerator_fs(*args: str) -> str:
+    out = StringIO()
+    call_command("accelerator_fs", "--cluster", "vnc", "--now", END.isoformat(), *args, stdout=out)
+    return out.getvalue()
+
+
+def test_accelerator_fs_gives_plausible_fields_for_vnc(built: str) -> None:
+    groups = {row["group"]: row for row in json.loads(accelerator_fs("--format", "json"))}
+    assert len(groups) == 24
+    assert groups["/"]["FS_TARGET"] == groups["/"]["FS_RUNNING"] == 10_000
+    assert groups["/"]["FS_RUNNING_COUNT"] == 27  # the suspended jobs do not run
+    # Active siblings' targets add up to their parent's, within a unit of rounding each.
+    active = {
+        name
+        for name in Node.objects.filter(cluster__name="vnc", fs_active=True).values_list(
+            "name", flat=True
+        )
+    }
+    children: dict[str, list[int]] = {}
+    for name, row in groups.items():
+        if name != "/":
+            children.setdefault(parent_of(name), []).append(row["FS_TARGET"])
+            if name not in active:
+                assert row["FS_TARGET"] == 0, name
+    for parent, targets in children.items():
+        if parent in active:
+            assert abs(sum(targets) - groups[parent]["FS_TARGET"]) <= len(targets), parent
+    for row in groups.values():
+        assert row["FS_EXCESS_RUNNING"] == pytest.approx(
+            row["FS_RUNNING"] - row["FS_TARGET"], abs=1
+        )
+        assert 0 <= row["FS_HISTORY"] <= 10_000
+        assert row["FS_RANK9"] == (9_999_999 if row["FS_RANK"] == -1 else row["FS_RANK"])
+    # Ranks 0.. for the leaves with queued jobs; cronos, with FairShare off, after the others.
+    ranks = sorted((row["FS_RANK"], name) for name, row in groups.items() if row["FS_RANK"] >= 0)
+    assert [rank for rank, _ in ranks] == list(range(len(ranks))) == [0, 1, 2, 3, 4]
+    assert ranks[-1][1].startswith("/class/sim/cronos.")
+    text = accelerator_fs()
+    assert text.startswith("cluster vnc at 2026-03-04T15:00:00+00:00: 24 groups,")
+    assert re.search(r"^/class/sim/cronos .* off$", text, re.MULTILINE)
+
+
+def test_bob_runs_jobs_on_vnc_and_the_local_rule_would_preempt_for_him(built: str) -> None:
+    runs_as = Person.objects.get(user__username="bob").scheduler_user
+    leaves = Node.objects.filter(cluster__name="vnc", name__endswith=f".{runs_as}")
+    assert sorted(leaves.values_list("name", "kind")) == [
+        (f"/class/hsim.{runs_as}", "user"),
+        (f"/class/vcs.{runs_as}", "user"),
+        (f"/time/users.{runs_as}", "user"),
+    ]
+    out = StringIO()
+    call_command(
+        "accelerator_preemptions", "--cluster", "vnc", "--now", END.isoformat(),
+        "--format", "json", stdout=out,
+    )  # fmt: skip
+    found = json.loads(out.getvalue())
+    fired = [p for p in found if p["fires"]]
+    assert [p["rule"] for p in fired] == ["RuleThatFires"]
+    assert f"(/class/vcs.{runs_as}) may preempt 3 running jobs of /class/vcs." in fired[0]["why"]
+    assert len(fired[0]["victims"]) == 3
