@@ -5,12 +5,19 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 from django.core.management import call_command
 from django.db import connection
 from django.test import override_settings
 
 from tests.cast import FAST_HASHER, samples_made
+
+# Speed is the benchmarks' business, not the tests': on a loaded 2-core machine (the suite runs
+# in two processes) an example can take longer than hypothesis's 200 ms deadline, which would
+# fail a test that holds. No test asks for a deadline.
+hypothesis.settings.register_profile("suite", deadline=None)
+hypothesis.settings.load_profile("suite")
 
 # The queue site's fixtures (queue_now, queue_site) for every test that asks for them.
 pytest_plugins = ["tests.trees.queue_site"]
