@@ -16,6 +16,7 @@ from trees.bulk import rows_update
 from trees.engine.times import epoch_seconds
 from trees.formats.fsgroups import FsGroupLine
 from trees.models import Cluster, Node, Scheduler
+from trees.selectors.accelerator import GroupDefinition
 from trees.services.accelerator import (
     AcceleratorStore,
     accelerator_tree_held,
@@ -25,11 +26,31 @@ from trees.services.clusters import cluster_get_or_create
 
 
 def accelerator_fields_store(*, cluster: Cluster, now: datetime, reason: str) -> AcceleratorStore:
-    """Every group's FS_* fields at `now` from the jobs stored, stored (a cycle, or after an
-    import of jobs)."""
+    """Every group's FS_* fields at `now` from the jobs stored, stored (a cycle)."""
     with accelerator_tree_held(cluster) as held:
         jobs = [found.job for found in accelerator_jobs_get(cluster=held.cluster, now=now)]
         return held.store(jobs=jobs, now=epoch_seconds(now), reason=reason)
+
+
+def accelerator_jobs_imported(
+    *, cluster: Cluster, groups: Sequence[str], now: datetime
+) -> list[str]:
+    """After jobs were imported: make the groups they are in that the tree lacks (a user's
+    leaf `G.user`, as Accelerator makes it at submission, and any missing ancestor), store
+    every group's fields at `now` from the jobs stored, and link the jobs to their groups;
+    the groups made."""
+    with accelerator_tree_held(cluster) as held:
+        known = {node.name for node in held.nodes}
+        new = [path for path in dict.fromkeys(groups) if path not in known]
+        made = [GroupDefinition(path, defined=False) for path in new]
+        held.store(
+            jobs=[found.job for found in accelerator_jobs_get(cluster=held.cluster, now=now)],
+            now=epoch_seconds(now),
+            reason="jobs submitted to them" if new else "jobs imported",
+            groups=[*held.groups, *made],
+        )
+        jobs_linked(held.cluster)
+    return new
 
 
 def fsgroups_import(

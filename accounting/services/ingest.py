@@ -31,7 +31,7 @@ from accounting.models import (
     IngestSource,
 )
 from accounting.parsers.records import USAGE_RESOURCES
-from accounting.services.accelerator import accelerator_fields_store
+from accounting.services.accelerator import accelerator_jobs_imported
 from accounting.services.job_store import Charger, FileSummary, JobStore
 from trees.engine.formula import parse_formula
 from trees.engine.times import epoch_time
@@ -146,11 +146,14 @@ def ingest(
                 summary = _ingest_file(path, batches, store, progress)
                 _record_file(run, summary)
             files.append(summary)
+    if cluster.scheduler == Scheduler.ACCELERATOR and any(s.read for s in files):
+        # The groups the jobs are in, made once for all files, and the FS_* fields, which
+        # are the jobs': stored with them, not at the next cycle only.
+        charger.created += accelerator_jobs_imported(
+            cluster=cluster, groups=sorted(charger.groups_to_make), now=timezone.now()
+        )
     run.unknown_entities = sorted(charger.unknown)
     run.created_nodes = charger.created
-    if cluster.scheduler == Scheduler.ACCELERATOR and any(s.read for s in files):
-        # The FS_* fields are the jobs': read anew with them, not at the next cycle only.
-        accelerator_fields_store(cluster=cluster, now=timezone.now(), reason="jobs imported")
     run.finished_at = timezone.now()
     run.save(update_fields=["unknown_entities", "created_nodes", "finished_at"])
     result = IngestResult(run, files, run.unknown_entities, charger.created)

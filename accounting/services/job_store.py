@@ -13,7 +13,6 @@ from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
-from django.utils import timezone
 
 from accounting.copy_text import JOB_COLUMNS
 from accounting.job_rows import (
@@ -25,16 +24,13 @@ from accounting.models import (
     Job,
 )
 from accounting.parsers.records import JobState
-from accounting.selectors import accelerator_jobs_get
 from trees.bulk import rows_update
 from trees.engine.slurm import (
     ROOT_ACCOUNT,
     AssociationDef,
 )
-from trees.engine.times import epoch_seconds
 from trees.formats.rejected import RejectedLine
 from trees.models import Cluster, Node, NodeKind, Scheduler
-from trees.services.accelerator import accelerator_groups_add
 from trees.services.pbs import (
     pbs_entities_add,
     pbs_groups_add,
@@ -78,8 +74,9 @@ class Charger:
     PBS puts an entity it does not know under `unknown` (with usage 1, as find_alloc_ginfo
     does); with --create-nodes it is defined in the tree instead. A Slurm association that
     does not exist is left unlinked and listed, unless --create-nodes builds it. An
-    Accelerator job's group that the tree lacks is made, as Accelerator makes a user's leaf
-    `G.user` when a job is submitted to G.
+    Accelerator job's group that the tree lacks is made once the ingestion has read every file
+    (`groups_to_make`), as Accelerator makes a user's leaf `G.user` when a job is submitted to
+    G: one store of the tree for all of them, then their jobs are linked to them.
     """
 
     def __init__(self, cluster: Cluster, *, create_nodes: bool, shares: int) -> None:
@@ -88,6 +85,7 @@ class Charger:
         self.slurm = cluster.scheduler == Scheduler.SLURM
         self.accelerator = cluster.scheduler == Scheduler.ACCELERATOR
         self.unknown: set[str] = set()
+        self.groups_to_make: set[str] = set()  # Accelerator
         self.created: list[str] = []
         self.nodes: dict[str, int] = {}
         # Where --create-nodes puts each entity met (PBS): its account or group, or the root.
@@ -118,15 +116,9 @@ class Charger:
     def _add(self, missing: list[str]) -> None:
         reason = "met in accounting data"
         if self.accelerator:
-            now = timezone.now()
-            self.created += accelerator_groups_add(
-                cluster=self.cluster,
-                paths=missing,
-                jobs=[found.job for found in accelerator_jobs_get(cluster=self.cluster, now=now)],
-                now=epoch_seconds(now),
-                reason="jobs submitted to them",
-            )
-        elif self.slurm:
+            self.groups_to_make.update(missing)
+            return
+        if self.slurm:
             if self.create_nodes:
                 self.created += slurm_associations_add(
                     cluster=self.cluster,

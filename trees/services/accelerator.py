@@ -188,21 +188,6 @@ def fsgroups_definitions(
     return [*defined, *(g for g in stored if not g.defined and g.path not in paths)]
 
 
-def accelerator_groups_add(
-    *, cluster: Cluster, paths: Sequence[str], jobs: Sequence[FsJob], now: int, reason: str
-) -> list[str]:
-    """Make the groups jobs are in that the tree lacks (a user's leaf `G.user`, as
-    Accelerator makes it at submission, and any missing ancestor), with every group's fields
-    from `jobs`; the paths added."""
-    with accelerator_tree_held(cluster) as held:
-        known = {node.name for node in held.nodes}
-        new = [path for path in dict.fromkeys(paths) if path not in known]
-        if new:
-            made = [GroupDefinition(path, defined=False) for path in new]
-            held.store(jobs=jobs, now=now, reason=reason, groups=[*held.groups, *made])
-    return new
-
-
 @dataclass(frozen=True)
 class RulesImport:
     rules: int

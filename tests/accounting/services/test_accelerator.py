@@ -12,13 +12,13 @@ from django.core.exceptions import ValidationError
 
 from accounting.models import IngestSource, Job, NodeHistory
 from accounting.selectors import accelerator_jobs_get
-from accounting.services.accelerator import fsgroups_import
+from accounting.services.accelerator import accelerator_jobs_imported, fsgroups_import
 from accounting.services.cycles import CycleRefused, cycle_run
 from accounting.services.ingest import ingest
 from tests.accounting.accelerator_site import AT, FSGROUPS, NOW, jobs_export
 from tests.conftest import write_file
 from trees.formats.fsgroups import parse_fsgroups
-from trees.models import Cluster, Node, NodeOrigin, Scheduler
+from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler
 
 pytestmark = pytest.mark.django_db
 
@@ -162,6 +162,21 @@ def test_a_new_configuration_keeps_the_groups_jobs_made_and_relinks_them(
     assert (hsim.origin, hsim.shares) == (NodeOrigin.USAGE, 100)  # made again for u2's jobs
     assert fields("/class/vcs")[0] == 7500
     assert not Job.objects.filter(cluster=site, node__isnull=True).exists()
+
+
+def test_the_groups_jobs_are_in_are_made_once_and_their_jobs_linked(
+    site: Cluster, tmp_path: Path
+) -> None:
+    imported(tmp_path, jobs_export(f"n1,/new/deep.u9,u9,QUEUED,x,1,{AT - 10},,"), "more.csv")
+    found = {node.name: node for node in Node.objects.filter(cluster=site, name__startswith="/new")}
+    assert {name: (node.kind, node.origin) for name, node in found.items()} == {
+        "/new": (NodeKind.ORGANIZATION, NodeOrigin.USAGE),
+        "/new/deep": (NodeKind.PROJECT, NodeOrigin.USAGE),
+        "/new/deep.u9": (NodeKind.USER, NodeOrigin.USAGE),
+    }
+    assert Job.objects.get(cluster=site, job_id="n1").node_id == found["/new/deep.u9"].pk
+    again = accelerator_jobs_imported(cluster=site, groups=["/new/deep.u9", "/class"], now=NOW)
+    assert again == []
 
 
 def test_a_configuration_goes_to_an_accelerator_cluster_only() -> None:

@@ -21,7 +21,6 @@ from trees.models import (
 )
 from trees.selectors.accelerator import GroupDefinition, preempt_rules_get
 from trees.services.accelerator import (
-    accelerator_groups_add,
     accelerator_tree_held,
     fsgroups_definitions,
     preempt_rules_import,
@@ -122,26 +121,6 @@ def test_weight_changes_are_audited_once_the_cluster_has_a_configuration(
     assert [(c.node_name, c.old_shares, c.new_shares, c.reason) for c in changes] == [
         ("/class/hsim", 300, 200, "imported new.tcl"),
     ]
-
-
-def test_groups_for_jobs_are_made_once(cluster: Cluster) -> None:
-    stored(cluster, fsgroups_definitions(CONFIGURATION, []), [])
-    made = accelerator_groups_add(
-        cluster=cluster,
-        paths=["/class/vcs.u9", "/class/vcs", "/new/deep.u1", "/class/vcs.u9"],
-        jobs=[],
-        now=NOW,
-        reason="jobs submitted to them",
-    )
-    assert made == ["/class/vcs.u9", "/new/deep.u1"]
-    found = nodes(cluster)
-    assert (found["/new"].origin, found["/new/deep"].kind, found["/new/deep.u1"].kind) == (
-        NodeOrigin.USAGE, NodeKind.PROJECT, NodeKind.USER,
-    )  # fmt: skip
-    again = accelerator_groups_add(
-        cluster=cluster, paths=["/new/deep.u1"], jobs=[], now=NOW, reason="again"
-    )
-    assert again == []
 
 
 def test_a_group_the_engine_refuses_is_a_validation_error(cluster: Cluster) -> None:
