@@ -144,6 +144,10 @@ class Job(models.Model):
     # What the cycles have added to the entity's usage for this run so far: when it equals
     # `usage` the run is accrued (a running run is priced by the cycles as it runs).
     accrued = models.FloatField(default=0.0, db_default=0.0)
+    # Set once the cycles will add nothing more for the run, whatever `accrued` says: with the
+    # cluster's usage_recording `pbs`, an ended run is charged what PBS would have recorded,
+    # often less than its usage.
+    accrual_closed = models.BooleanField(default=False, db_default=False)
     source_file = models.CharField(max_length=1024)
     source_line = models.PositiveIntegerField()
     # A queued job's request (records.JobRequest as JSON text): what its priority is computed
@@ -185,7 +189,8 @@ class Job(models.Model):
             # The runs a cycle still has to accrue.
             models.Index(
                 fields=["cluster", "start"],
-                condition=Q(state=JobState.RUNNING) | ~Q(accrued=F("usage")),
+                condition=Q(state=JobState.RUNNING)
+                | (~Q(accrued=F("usage")) & Q(accrual_closed=False)),
                 name="job_accruing",
             ),
         ]

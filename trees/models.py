@@ -9,6 +9,7 @@ from django.db.models import F, Q
 
 from trees.engine.accelerator import NO_RANK, NO_RANK9
 from trees.engine.formula import USAGE_RESOURCES, FormulaError, parse_formula
+from trees.engine.recording import MAX_CHECK_POLL, MIN_CHECK_POLL
 from trees.engine.slurm import Algorithm, UsageResetPeriod
 from trees.formats.sched_config import MAX_DECAY_TIME
 
@@ -24,6 +25,16 @@ FAIRSHARE_ALGORITHMS = [
     (Algorithm.CLASSIC.value, "classic (PriorityFlags=NO_FAIR_TREE)"),
 ]
 USAGE_RESET_PERIODS = [(period.value, period.value.lower()) for period in UsageResetPeriod]
+
+
+class UsageRecording(models.TextChoices):
+    """How a PBS cluster's cycles accrue a job's usage."""
+
+    EXACT = "exact", "exact: a job's usage spread evenly over its run"
+    PBS = "pbs", "pbs: what PBS records of it (polls read at cycles)"
+
+
+USAGE_RECORDINGS = UsageRecording.choices
 FAIRSHARE_RELATIVE_MODES = [
     (0, "0: (running - target) + (history - target)"),
     (1, "1: the same, over the target"),
@@ -148,6 +159,19 @@ class Cluster(models.Model):
         help_text="The cluster's TRES, in the order sshare lists them.",
     )
 
+    usage_recording = models.CharField(
+        max_length=8,
+        choices=USAGE_RECORDINGS,
+        default=UsageRecording.EXACT,
+        help_text="PBS: how cycles accrue a job's usage: exact (evenly over its run) or pbs"
+        " (what PBS records: the MoM's polls read at the scheduler's cycles while it runs).",
+    )
+    mom_min_check_poll = models.PositiveIntegerField(
+        default=MIN_CHECK_POLL, help_text="PBS MoM $min_check_poll, seconds (import_mom_config)."
+    )
+    mom_max_check_poll = models.PositiveIntegerField(
+        default=MAX_CHECK_POLL, help_text="PBS MoM $max_check_poll, seconds (import_mom_config)."
+    )
     fairshare_relative = models.PositiveSmallIntegerField(
         choices=FAIRSHARE_RELATIVE_MODES,
         default=2,
@@ -206,6 +230,15 @@ class Cluster(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(scheduler__in=Scheduler.values), name="cluster_scheduler_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(usage_recording__in=[mode for mode, _ in USAGE_RECORDINGS]),
+                name="cluster_usage_recording_known",
+            ),
+            models.CheckConstraint(
+                condition=Q(mom_min_check_poll__gt=0)
+                & Q(mom_min_check_poll__lte=F("mom_max_check_poll")),
+                name="cluster_check_poll_in_order",
             ),
             models.CheckConstraint(
                 condition=Q(fairshare_relative__in=[mode for mode, _ in FAIRSHARE_RELATIVE_MODES]),

@@ -27,6 +27,7 @@ from trees.bulk import collector_paused, rows_update
 from trees.engine.cycle import Accrual, Run, cycle_usage
 from trees.engine.formula import parse_formula
 from trees.engine.pbs import UsageRecord
+from trees.engine.recording import CycleClock, PbsRecording, Polling
 from trees.engine.slurm import (
     ROOT_ACCOUNT,
     SlurmTree,
@@ -37,7 +38,7 @@ from trees.engine.slurm import decay_factor as slurm_decay_factor
 from trees.engine.slurm_pass import SlurmPass, billable_tres, slurm_pass
 from trees.engine.times import epoch_seconds, epoch_time
 from trees.formats.pbsfs import UsageDatabase
-from trees.models import Cluster, Node, NodeOrigin, Scheduler
+from trees.models import Cluster, Node, NodeOrigin, Scheduler, UsageRecording
 from trees.services.pbs_store import pbs_tree_held
 from trees.services.slurm import slurm_tree_held
 
@@ -88,12 +89,14 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> Cycle | None:
 def _pbs_cycle(cluster: Cluster, now: datetime) -> tuple[Cycle, Iterable[Run]]:
     """The PBS scheduler's cycle at `now` on the stored usage database, stored with its
     metrics: its ledger row (unsaved) and the runs whose accrual moved."""
-    accrual = Accrual(parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES))
+    runs = _accruing(cluster, now)
+    formula = parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)
+    accrual = Accrual(formula, _recording(cluster, runs, now))
     with pbs_tree_held(cluster) as held:
         state = held.state
         records, last_decay, decays = cycle_usage(
             accrual,
-            _accruing(cluster, now),
+            runs,
             {record.name: record.usage for record in state.database.records},
             now=epoch_seconds(now),
             last_decay=state.database.last_decay,
@@ -106,6 +109,31 @@ def _pbs_cycle(cluster: Cluster, now: datetime) -> tuple[Cycle, Iterable[Run]]:
             reason="cycle",
         )
     return pbs_ledger(accrual, decays), accrual.changed.values()
+
+
+def _recording(cluster: Cluster, runs: Sequence[Run], now: datetime) -> PbsRecording | None:
+    """With usage_recording `pbs`, how PBS would have recorded these runs by `now`: the
+    cycles at job ends it needs are those since one scheduler_iteration before the earliest
+    moment a run is accrued to (earlier ones fall before a timer cycle)."""
+    if cluster.usage_recording != UsageRecording.PBS or not runs:
+        return None
+    at = epoch_seconds(now)
+    iteration = int(cluster.scheduler_iteration.total_seconds())
+    earliest = min(at if run.end is None else min(at, run.end) for run in runs) - iteration
+    ends = Job.objects.filter(cluster=cluster, end__gte=epoch_time(earliest), end__lte=now)
+    return usage_recording_of(
+        cluster, sorted(map(epoch_seconds, ends.values_list("end", flat=True)))
+    )
+
+
+def usage_recording_of(cluster: Cluster, ends: Sequence[int]) -> PbsRecording | None:
+    """The cluster's recording of usage as PBS does it, on cycles at these job ends and on
+    its scheduler_iteration's grid; None with usage_recording `exact`."""
+    if cluster.usage_recording != UsageRecording.PBS:
+        return None
+    polling = Polling(cluster.mom_min_check_poll, cluster.mom_max_check_poll)
+    iteration = int(cluster.scheduler_iteration.total_seconds())
+    return PbsRecording(polling, CycleClock(iteration, ends))
 
 
 def pbs_ledger(accrual: Accrual, decays: Sequence[int]) -> Cycle:
@@ -149,14 +177,17 @@ def cycle_policy_check(cluster: Cluster) -> None:
 
 
 # A stored run as stored_run reads it: rows, not model instances (a cycle reads every running job).
-RUN_FIELDS = ("pk", "state", "entity", "start", "end", "usage", "accrued", *RESOURCE_FIELDS)
+RUN_FIELDS = (
+    "pk", "state", "entity", "start", "end", "usage", "accrued", "accrual_closed",
+    *RESOURCE_FIELDS,
+)  # fmt: skip
 
 
 def _accruing(cluster: Cluster, now: datetime) -> list[Run]:
     """The runs started before `now` that the cycles have not fully accrued, in start order."""
     jobs = (
         Job.objects.filter(cluster=cluster, start__lt=now)
-        .filter(Q(state=JobState.RUNNING) | ~Q(accrued=F("usage")))
+        .filter(Q(state=JobState.RUNNING) | (~Q(accrued=F("usage")) & Q(accrual_closed=False)))
         .order_by("start", "pk")
     )
     return [stored_run(job) for job in jobs.values(*RUN_FIELDS)]
@@ -176,11 +207,13 @@ def stored_run(job: Mapping[str, Any]) -> Run:
         ncpus=job["ncpus"],
         resources=job_resources(job) if running else None,
         billable=billable_tres(job["billing"], job["ncpus"]),
+        closed=job["accrual_closed"],
     )
 
 
 def _accruals_save(runs: Iterable[Run]) -> None:
-    rows_update(Job, ["accrued"], [(run.key, run.accrued) for run in runs])
+    rows = [(run.key, run.accrued, run.closed) for run in runs]
+    rows_update(Job, ["accrued", "accrual_closed"], rows)
 
 
 def _slurm_cycle(

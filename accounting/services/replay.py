@@ -28,6 +28,7 @@ from accounting.services.cycles import (
     slurm_ledger,
     slurm_policy,
     stored_run,
+    usage_recording_of,
 )
 from accounting.services.history import HISTORY_COLUMNS, HISTORY_WINDOWS
 from trees.bulk import collector_paused, rows_insert, rows_update
@@ -141,6 +142,7 @@ class _Simulation:
     def __init__(self, runs: list[Run], kept: set[int]) -> None:
         for run in runs:
             run.accrued = 0.0
+            run.closed = False
         self.runs = runs
         self.pending = 0  # runs[pending:] have not started yet
         self.active: list[Run] = []
@@ -158,7 +160,11 @@ class _Simulation:
                 self.active.append(run)
             self.pending += 1
         cycle = self.usage_cycle(moment)
-        self.active = [run for run in self.active if run.end is None or run.accrued != run.usage]
+        self.active = [
+            run
+            for run in self.active
+            if run.end is None or (run.accrued != run.usage and not run.closed)
+        ]
         if moment in self.kept:
             at = epoch_time(moment)
             for key, values in self.numbers():
@@ -195,7 +201,12 @@ class _Simulation:
             cycle.cluster = cluster
             cycle.started_at = started
         Cycle.objects.bulk_create(self.cycles, batch_size=5000)
-        rows_update(Job, ["accrued"], [(run.key, run.accrued) for run in self.runs if run.accrued])
+        Job.objects.filter(cluster=cluster, accrual_closed=True).update(accrual_closed=False)
+        rows_update(
+            Job,
+            ["accrued", "accrual_closed"],
+            [(run.key, run.accrued, run.closed) for run in self.runs if run.accrued or run.closed],
+        )
         return ReplayResult(
             first=self.cycles[0].at,
             last=self.cycles[-1].at,
@@ -213,6 +224,8 @@ class _PbsSimulation(_Simulation):
     def __init__(self, cluster: Cluster, runs: list[Run], kept: set[int]) -> None:
         super().__init__(runs, kept)
         self.formula = parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)
+        ends = sorted(run.end for run in runs if run.end is not None)
+        self.recording = usage_recording_of(cluster, ends)
         self.policy = decay_policy(cluster)
         self.state = pbs_state_get(cluster=cluster)  # the tree the replay stores its usage into
         self.groups = self.state.groups
@@ -221,7 +234,7 @@ class _PbsSimulation(_Simulation):
         self.last_decay = 0
 
     def usage_cycle(self, moment: int) -> Cycle:
-        accrual = Accrual(self.formula)
+        accrual = Accrual(self.formula, self.recording)
         self.records, self.last_decay, decays = cycle_usage(
             accrual,
             self.active,

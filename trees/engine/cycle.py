@@ -19,6 +19,7 @@ from trees.engine.pbs import (
     UsageRecord,
     is_readable_record,
 )
+from trees.engine.recording import PbsRecording
 
 __all__ = [
     "Accrual",
@@ -86,13 +87,16 @@ class Run:
     ncpus: int = 0
     resources: dict[str, float] | None = None  # what the formula prices a running run on
     billable: float = 0.0  # Slurm: the billable TRES a pass charges per second
+    closed: bool = False  # the cycles add nothing more for it (PBS recording: it ended)
 
 
 class Accrual:
-    """What cycles add to the usage database for the runs, each run's usage once in all."""
+    """What cycles add to the usage database for the runs: each run's usage once in all, or,
+    with a `recording`, what PBS would have recorded of it (trees.engine.recording)."""
 
-    def __init__(self, formula: Formula) -> None:
+    def __init__(self, formula: Formula, recording: PbsRecording | None = None) -> None:
         self.formula = formula
+        self.recording = recording
         self.changed: dict[int, Run] = {}
         self.added = 0.0
 
@@ -101,10 +105,13 @@ class Accrual:
         a new entity starts at 1, as PBS's find_alloc_ginfo makes it, and none goes below 1.
         """
         for run in runs:
-            if run.start >= moment:
+            if run.start >= moment or run.closed:
                 continue
             due = self.due(run, moment)
             delta = due - run.accrued
+            if self.recording is not None and run.end is not None and moment >= run.end:
+                run.closed = True  # PBS records nothing of it from its end on
+                self.changed[run.key] = run
             if delta == 0:
                 continue
             run.accrued = due
@@ -115,8 +122,14 @@ class Accrual:
 
     def due(self, run: Run, moment: int) -> float:
         """What the run has used by `moment`: its share of an ended run's usage, or a running
-        run priced by the formula on its elapsed walltime with every core busy.
+        run priced by the formula on its elapsed walltime with every core busy; with a
+        recording, what it had used by the poll PBS last read (nothing before one).
         """
+        if self.recording is not None:
+            polled = self.recording.recorded_at(run.start, run.end, moment)
+            if polled is None:
+                return 0.0
+            moment = polled
         if run.end is not None:
             return accrued_by(run.usage, run.start, run.end, moment)
         resources = dict(run.resources or {})

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from trees.engine.formula import JOB_SORT_NAMES, FormulaError, parse_formula
 from trees.engine.slurm import Algorithm
+from trees.formats.mom_config import MomConfig
 from trees.formats.qmgr import QmgrPrint
 from trees.formats.slurm_config import SlurmConfigFile
 from trees.models import Cluster, Qos, Queue, Scheduler, SettingChange
@@ -215,3 +216,27 @@ def _qos_replace(
         Qos.objects.update_or_create(cluster=cluster, name=name, defaults={"priority": priority})
     SettingChange.objects.bulk_create(changes)
     return changes
+
+
+@dataclass
+class MomImport:
+    cluster: Cluster
+    cluster_created: bool
+    changes: list[SettingChange] = field(default_factory=list)
+
+
+def mom_config_import(
+    *, cluster_name: str, config: MomConfig, source: str, user: User | None = None
+) -> MomImport:
+    """A MoM's poll settings as its configuration file gives them (PBS's defaults where it
+    does not set them, as pbs_mom runs), audited like every setting."""
+    with transaction.atomic():
+        cluster, created = cluster_get_or_create(name=cluster_name)
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        values = {
+            "mom_min_check_poll": config.min_check_poll,
+            "mom_max_check_poll": config.max_check_poll,
+        }
+        reason = f"MoM configuration imported from {source}"
+        changes = settings_audited_set(cluster=cluster, values=values, reason=reason, user=user)
+    return MomImport(cluster, created, changes)
