@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from django.utils import timezone
+
 from trees.engine.accelerator import NO_RANK, NO_RANK9, SCALE
 from trees.engine.job_sort import float_digits
 from trees.engine.pbs import TREEROOT
@@ -18,6 +20,7 @@ from trees.quantities import (
     UsageUnit,
     fs_percent_text,
     fs_points_text,
+    part_percent,
     percent_text,
     span_text,
     usage_number,
@@ -748,3 +751,223 @@ def accelerator_standing_explained() -> list[tuple[str, str]]:
         ("Running jobs", EXPLANATIONS["fs_jobs_running"]),
         ("Queued jobs", EXPLANATIONS["fs_jobs_queued"]),
     ]
+
+
+# PBS's recorded usage (the usage-loss page): what PBS's sampling loses of the jobs' usage.
+EXPLANATIONS |= {
+    "loss_used": "Used: what the jobs used, their fairshare_usage_res over their runs (what the"
+    " dashboard's cycles charge with usage_recording exact).",
+    "loss_recorded": "Recorded: what PBS wrote of them into its fairshare database, each job's"
+    " usage at the last poll that the last cycle before its end read.",
+    "loss_lost": "Lost: used minus recorded; PBS charges it to nobody.",
+    "loss_lost_percent": "Lost %: the part of the entity's usage lost; above the whole"
+    " cluster's, PBS charges the entity less than its part of the usage.",
+    "loss_jobs": "Jobs: the entity's jobs that ended in the window.",
+    "loss_unseen": "Unseen: jobs of which PBS recorded nothing, because no cycle read a poll of"
+    " them while they ran.",
+    "loss_share_used": "Share of the usage: the entity's part of what all the jobs used.",
+    "loss_share_recorded": "Share of what PBS recorded: its part of all that PBS recorded, the"
+    " usage fairshare compares entities on.",
+    "loss_gain": "Difference: its share of the usage minus its share of what PBS recorded, in"
+    " percentage points; above 0 PBS charges it less than its part and its standing gains.",
+    "loss_last_cycle": "Last cycle: the last scheduling cycle after the job's start and before"
+    " its end, the one whose reading PBS kept.",
+    "loss_last_poll": "Its poll: the MoM's last poll of the job before that cycle; what the job"
+    " used after it is lost.",
+}
+
+# How PBS records usage, in a few lines (docs/pbs.md, "Recorded usage", says it in full).
+USAGE_LOSS_MODEL = (
+    "A MoM polls a running job's usage when it starts, then after an interval that starts at"
+    " $min_check_poll and grows after each poll up to $max_check_poll.",
+    "The scheduler runs a cycle every scheduler_iteration and whenever a job ends. At each"
+    " cycle PBS adds to a job's entity what the job's last poll said, less what it added"
+    " before, but only for jobs still running: at the cycle its own end triggers, a job is"
+    " over and gets nothing.",
+    "So a job is charged its usage at the last poll read by the last cycle before its end."
+    " What it used after that poll is lost, and a job that no cycle sees after a poll goes"
+    " unseen: PBS records nothing of it.",
+    "The page replays that on the jobs stored (the accounting logs): usage grows evenly over"
+    " a run between polls, each job has its own poll interval from its start (a real MoM"
+    " keeps one for all its jobs), and the timer's cycles fall on the same grid as the"
+    " dashboard's own. The model follows OpenPBS's source (trees/engine/recording.py).",
+)
+
+
+def usage_loss_columns_explained(*, unit: str) -> list[tuple[str, str]]:
+    """The usage-loss page's columns, by their heads' names, each with its sentence."""
+    return [
+        (f"Used ({unit})", EXPLANATIONS["loss_used"]),
+        ("Recorded", EXPLANATIONS["loss_recorded"]),
+        ("Lost", EXPLANATIONS["loss_lost"]),
+        ("Lost %", EXPLANATIONS["loss_lost_percent"]),
+        ("Jobs", EXPLANATIONS["loss_jobs"]),
+        ("Unseen", EXPLANATIONS["loss_unseen"]),
+        ("Share of the usage", EXPLANATIONS["loss_share_used"]),
+        ("Share recorded", EXPLANATIONS["loss_share_recorded"]),
+        ("Difference", EXPLANATIONS["loss_gain"]),
+        ("Last cycle", EXPLANATIONS["loss_last_cycle"]),
+        ("Its poll", EXPLANATIONS["loss_last_poll"]),
+    ]
+
+
+def _moment_text(moment: datetime) -> str:
+    return f"{timezone.localtime(moment):%Y-%m-%d %H:%M %Z}"
+
+
+def window_text(since: datetime, until: datetime) -> str:
+    """`from 2026-11-21 04:01 UTC to 2026-11-28 04:01 UTC`."""
+    return f"from {_moment_text(since)} to {_moment_text(until)}"
+
+
+def usage_loss_sentence(
+    *,
+    cluster: str,
+    window: str,
+    actual: float,
+    recorded: float,
+    lost_fraction: float,
+    jobs: int,
+    unseen: int,
+    unit: UsageUnit,
+) -> str:
+    """`Of 146,123,092 core-seconds (40,589.7 core-hours) used by the 862 jobs of hpc that
+    ended from ... to ..., PBS recorded 95.7 %, ...: 4.3 % lost, ...; 42 of 862 jobs went
+    unseen.`"""
+    if jobs == 0:
+        return (
+            f"No job of {cluster} ended {window}: there is nothing to compare. Choose a longer"
+            " window, or import the accounting logs of this one."
+        )
+    ended = f"{jobs:,} job{'s' * (jobs != 1)} of {cluster} that ended {window}"
+    if actual <= 0:
+        return f"The {ended} used nothing that {cluster}'s usage formula counts."
+    return (
+        f"Of {usage_text(actual, unit)} used by the {ended}, PBS recorded"
+        f" {part_percent(recorded / actual)}, {usage_text(recorded, unit)}:"
+        f" {part_percent(lost_fraction)} lost, {usage_text(actual - recorded, unit)};"
+        f" {unseen:,} of {jobs:,} job{'s' * (jobs != 1)} went unseen."
+    )
+
+
+class _Change(Protocol):
+    @property
+    def changed_at(self) -> datetime: ...
+    @property
+    def changed_by(self) -> object: ...
+    @property
+    def reason(self) -> str: ...
+
+
+REASON_SHOWN = 120  # characters of a change's reason quoted where a setting comes from
+
+
+def setting_source_text(change: _Change | None, *, default: str | None) -> str:
+    """Where a setting comes from: its last audited change (`set 2026-11-28 by a command or
+    an import: “MoM configuration imported from mom_priv/config”`), else `default` (why it is
+    PBS's default) when it is PBS's default, else the value the cluster was made with."""
+    if change is not None:
+        reason = change.reason.strip()
+        if len(reason) > REASON_SHOWN:
+            reason = reason[: REASON_SHOWN - 1].rstrip() + "…"
+        who = change.changed_by or "a command or an import"
+        return f"set {timezone.localtime(change.changed_at):%Y-%m-%d} by {who}: “{reason}”"
+    return default if default is not None else "the cluster's own since it was made"
+
+
+def usage_loss_settings_sentence(
+    *, min_check_poll: int, max_check_poll: int, iteration: int, sources: dict[str, str]
+) -> str:
+    """The settings the model used, each with where it comes from (`sources`, by setting:
+    "$min_check_poll", "$max_check_poll", "scheduler_iteration"): `PBS's recording is
+    modelled with $min_check_poll 10 s and $max_check_poll 120 s (both PBS's default: ...),
+    scheduler_iteration 10 minutes (...) and a cycle at every job end.`"""
+    low, high = sources["$min_check_poll"], sources["$max_check_poll"]
+    if low == high:
+        polls = (
+            f"$min_check_poll {min_check_poll:,} s and $max_check_poll {max_check_poll:,} s"
+            f" (both {low})"
+        )
+    else:
+        polls = (
+            f"$min_check_poll {min_check_poll:,} s ({low}), $max_check_poll"
+            f" {max_check_poll:,} s ({high})"
+        )
+    every = span_text(timedelta(seconds=iteration))
+    return (
+        f"PBS's recording is modelled with {polls}, scheduler_iteration {every}"
+        f" ({sources['scheduler_iteration']}) and a cycle at every job end."
+    )
+
+
+def usage_loss_gain_sentence(*, lost_fraction: float, gainers: int, payers: int) -> str:
+    """Why lost usage moves the standings: who gains from it, who pays, and why."""
+    if lost_fraction <= 0:
+        return "PBS recorded all of the usage: nobody gains from the recording, nobody pays."
+    lost = part_percent(lost_fraction)
+    if gainers == 0 and payers == 0:
+        return (
+            f"PBS lost {lost} of the usage, the same part of every entity's: the standings do"
+            " not move."
+        )
+    said = [
+        f"PBS lost {lost} of all the usage, but not evenly. A job that ends before a cycle has"
+        " read a poll of it loses everything it used (short jobs, which cycles often miss"
+        " whole); a long job loses only what it used after the last poll read, its last"
+        " minutes."
+    ]
+    if gainers == 1:
+        said.append(
+            f"So the one entity that lost more than {lost} of its usage is charged less than its"
+            " part of it, and its standing gains"
+        )
+    elif gainers:
+        said.append(
+            f"So the {gainers:,} entities that lost more than {lost} of their usage are charged"
+            " less than their part of it, and their standing gains"
+        )
+    if payers == 1:
+        said.append(
+            "the one that lost less pays for it: its share of what PBS recorded is larger than"
+            " its share of the usage, so it looks further over target than it is."
+        )
+    elif payers:
+        said.append(
+            f"the {payers:,} that lost less pay for it: their share of what PBS recorded is"
+            " larger than their share of the usage, so they look further over target than they"
+            " are."
+        )
+    return " ".join(said[:2]) + ("; " + said[2] if len(said) > 2 else ".")
+
+
+def _setting_value_text(setting: str, seconds: int) -> str:
+    if setting == "scheduler_iteration":
+        return span_text(timedelta(seconds=seconds))
+    return f"{seconds:,} s"
+
+
+def usage_loss_whatif_sentence(
+    *, setting: str, value: int, now: int, more: float, extra: float, unit: UsageUnit
+) -> str:
+    """`scheduler_iteration 5 minutes (now 10 minutes) would record 1.5 % more: 2,141,324
+    core-seconds (594.8 core-hours).`"""
+    said = (
+        f"{setting} {_setting_value_text(setting, value)} (now {_setting_value_text(setting, now)})"
+    )
+    if extra == 0:
+        return f"{said} would record the same."
+    direction = "more" if extra > 0 else "less"
+    return (
+        f"{said} would record {part_percent(abs(more))} {direction}:"
+        f" {usage_text(abs(extra), unit)}."
+    )
+
+
+def usage_loss_unseen_sentence(*, unseen: int, jobs: int, usage: float, unit: UsageUnit) -> str:
+    """How many jobs PBS recorded nothing of, and what they used."""
+    if unseen == 0:
+        return "No job went unseen: a cycle read a poll of every one while it ran."
+    return (
+        f"{unseen:,} of the {jobs:,} jobs went unseen, {usage_text(usage, unit)} in all: each"
+        " ended before any cycle read a poll of it, so PBS recorded nothing of them."
+    )

@@ -5,7 +5,7 @@ settings."""
 from __future__ import annotations
 
 import hashlib
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from django import forms
@@ -14,7 +14,13 @@ from django.conf import settings
 from trees.engine.edit import ChildEdit
 from trees.engine.pbs import INT_MAX, ROOT_ALIAS, resource_group_parent
 from trees.formats.sched_config import MAX_DECAY_TIME
-from trees.models import FAIRSHARE_RELATIVE_MODES, Cluster, Scheduler, TokenScope
+from trees.models import (
+    FAIRSHARE_RELATIVE_MODES,
+    USAGE_RECORDINGS,
+    Cluster,
+    Scheduler,
+    TokenScope,
+)
 from trees.quantities import span_text
 from trees.services.clusters import CLUSTER_SETTINGS
 from trees.services.tokens import MAX_TOKEN_DAYS
@@ -131,6 +137,14 @@ class ClusterSettingsForm(forms.Form):
         max_value=MAX_DECAY_TIME,
         help_text="How often PBS's scheduling cycle runs, and so the dashboard's cycles.",
     )
+    usage_recording = forms.ChoiceField(
+        choices=USAGE_RECORDINGS,
+        help_text="How the cycles charge a job: exact charges all it used, spread evenly over"
+        " its run; pbs charges what PBS records of it, its usage at the last MoM poll that a"
+        " scheduling cycle read while it ran, so that the dashboard's usage matches PBS's"
+        " usage database. It applies to what the cycles charge from the change on.",
+        error_messages={"invalid_choice": "usage_recording must be exact or pbs."},
+    )
     priority_decay_half_life = forms.IntegerField(
         label="PriorityDecayHalfLife (s)",
         min_value=0,
@@ -194,6 +208,60 @@ class ClusterSettingsForm(forms.Form):
 
 _DURATIONS = ("decay_interval", "scheduler_iteration", "priority_decay_half_life",
               "priority_calc_period")  # fmt: skip
+
+
+# The usage-loss table's orders (`sort`): the most lost first by default.
+USAGE_LOSS_SORTS = ("lost", "lost_fraction", "actual", "recorded", "jobs", "unseen", "entity")
+FIRST_DAY = date(1970, 1, 1)  # accounting logs begin after the epoch
+LAST_DAY = date(9998, 12, 31)  # the day after it is still a date
+
+
+class UsageLossForm(forms.Form):
+    """The usage-loss page's query: the jobs that ended from the day `from` to the day
+    `until`, both included (the page's default, the last 7 days, when absent), and the
+    entities' order. Its messages never repeat what was sent."""
+
+    until = forms.DateField(
+        required=False,
+        input_formats=["%Y-%m-%d"],
+        error_messages={"invalid": "until must be a date, such as 2026-11-28."},
+    )
+    sort = forms.ChoiceField(
+        required=False,
+        choices=[(key, key) for key in USAGE_LOSS_SORTS],
+        error_messages={"invalid_choice": f"sort must be one of {', '.join(USAGE_LOSS_SORTS)}."},
+    )
+
+    def __init__(self, data: Any = None) -> None:
+        super().__init__(data)
+        # `from` is Python's keyword: the field is added by name, first.
+        self.fields = {
+            "from": forms.DateField(
+                required=False,
+                input_formats=["%Y-%m-%d"],
+                error_messages={"invalid": "from must be a date, such as 2026-11-21."},
+            ),
+            **self.fields,
+        }
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for name in ("from", "until"):
+            day = data.get(name)
+            if day is not None and not FIRST_DAY <= day <= LAST_DAY:
+                self.add_error(name, f"{name} must be a day from {FIRST_DAY} to {LAST_DAY}.")
+        since, until = data.get("from"), data.get("until")
+        if since and until and until < since and not self.errors:
+            self.add_error("until", f"until ({until}) is before from ({since}).")
+        return data
+
+    def days(self) -> tuple[date | None, date | None]:
+        """The first and the last day asked for (None: not given)."""
+        return self.cleaned_data.get("from"), self.cleaned_data.get("until")
+
+    def order(self) -> str:
+        """The entities' order asked for, the most lost first when none."""
+        return self.cleaned_data.get("sort") or USAGE_LOSS_SORTS[0]
 
 
 class ApiTokenForm(forms.Form):

@@ -106,6 +106,19 @@ def mean_percent(fraction: float) -> str:
     return f"{fraction * 100:.1f}"
 
 
+def part_percent(fraction: float, digits: int = 1) -> str:
+    """A part of a whole that the dashboard computes itself (of the usage, of what PBS
+    recorded) as a percent to `digits` places: `4.3 %`."""
+    return f"{fraction * 100:,.{digits}f} %"
+
+
+def points_text(fraction: float) -> str:
+    """The difference of two shares in percentage points, signed: 0.0022 reads `+0.22
+    points`; to two significant digits where two places would read 0.00, `-0.0041 points`."""
+    points = fraction * 100
+    return f"{points:+.2f} points" if round(points, 2) or not points else f"{points:+.2g} points"
+
+
 _SPAN_UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
 
 

@@ -1,6 +1,15 @@
 from django.urls import path, register_converter
 
-from trees.views import cluster_settings, compare, edit, jobs, standing, tree, trends
+from trees.views import (
+    cluster_settings,
+    compare,
+    edit,
+    jobs,
+    standing,
+    tree,
+    trends,
+    usage_loss,
+)
 from trees.views.parameters import MAX_ID
 
 
@@ -69,6 +78,11 @@ urlpatterns = [
         "clusters/<slug:name>/resource_group",
         edit.resource_group_download,
         name="resource-group",
+    ),
+    path(
+        "clusters/<slug:name>/usage-loss/",
+        usage_loss.usage_loss_page,
+        name="usage-loss",
     ),
     path("clusters/<slug:name>/queue/", jobs.queue_page, name="queue"),
     path("clusters/<slug:name>/jobs/<jobid:job_id>/", jobs.job_page, name="job"),

@@ -40,6 +40,7 @@ PAGES: list[tuple[str, str | None, Where, int]] = [
     ("edit-hpc-physics", "alice", lambda page: node_path(page, "hpc", "physics") + "edit/", 200),
     ("audit-hpc", "alice", "/clusters/hpc/audit/", 200),
     ("settings-hpc", "alice", "/clusters/hpc/settings/", 200),
+    ("usage-loss-hpc", "alice", "/clusters/hpc/usage-loss/", 200),
     ("import", "alice", "/import/", 200),
     ("not-found", "bob", "/clusters/nowhere/", 404),
     ("not-allowed", "bob", "/clusters/hpc/audit/", 403),

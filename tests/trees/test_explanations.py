@@ -12,7 +12,12 @@ from trees.explanations import (
     standing_columns_explained,
     target_standing,
     tree_columns_explained,
+    usage_loss_gain_sentence,
+    usage_loss_sentence,
+    usage_loss_unseen_sentence,
+    usage_loss_whatif_sentence,
 )
+from trees.quantities import usage_unit
 from trees.selectors.standing import RecoveryProjection
 
 INF = float("inf")
@@ -140,3 +145,60 @@ def test_each_page_explains_its_own_columns_by_their_names() -> None:
     ]  # fmt: skip
     me = [name for name, _ in standing_columns_explained(slurm=False, pbs=True, answers=False)]
     assert me == ["Factor", "Against target", "Place", "7 days", "Back on target"]
+
+
+CORE_SECONDS = usage_unit("ncpus*walltime")
+
+
+def test_what_pbs_s_recording_loses_reads_plainly_at_its_edges() -> None:
+    assert usage_loss_sentence(
+        cluster="hpc", window="from A to B", actual=0.0, recorded=0.0, lost_fraction=0.0,
+        jobs=0, unseen=0, unit=CORE_SECONDS,
+    ) == (
+        "No job of hpc ended from A to B: there is nothing to compare. Choose a longer window,"
+        " or import the accounting logs of this one."
+    )  # fmt: skip
+    assert usage_loss_sentence(
+        cluster="hpc", window="from A to B", actual=0.0, recorded=0.0, lost_fraction=0.0,
+        jobs=1, unseen=0, unit=CORE_SECONDS,
+    ) == (
+        "The 1 job of hpc that ended from A to B used nothing that hpc's usage formula counts."
+    )  # fmt: skip
+    assert usage_loss_gain_sentence(lost_fraction=0.0, gainers=0, payers=0) == (
+        "PBS recorded all of the usage: nobody gains from the recording, nobody pays."
+    )
+    assert usage_loss_gain_sentence(lost_fraction=0.04, gainers=0, payers=0) == (
+        "PBS lost 4.0 % of the usage, the same part of every entity's: the standings do not move."
+    )
+    assert usage_loss_gain_sentence(lost_fraction=0.04, gainers=3, payers=2).endswith(
+        "So the 3 entities that lost more than 4.0 % of their usage are charged less than their"
+        " part of it, and their standing gains; the 2 that lost less pay for it: their share of"
+        " what PBS recorded is larger than their share of the usage, so they look further over"
+        " target than they are."
+    )
+    assert usage_loss_unseen_sentence(unseen=0, jobs=5, usage=0.0, unit=CORE_SECONDS) == (
+        "No job went unseen: a cycle read a poll of every one while it ran."
+    )
+
+
+def test_a_what_if_says_the_setting_against_now_and_what_it_would_record() -> None:
+    assert usage_loss_whatif_sentence(
+        setting="scheduler_iteration", value=300, now=600, more=0.031, extra=7200.0,
+        unit=CORE_SECONDS,
+    ) == (
+        "scheduler_iteration 5 minutes (now 10 minutes) would record 3.1 % more: 7,200"
+        " core-seconds (2.0 core-hours)."
+    )  # fmt: skip
+    assert usage_loss_whatif_sentence(
+        setting="$max_check_poll", value=60, now=120, more=-0.012, extra=-36.0,
+        unit=CORE_SECONDS,
+    ) == (
+        "$max_check_poll 60 s (now 120 s) would record 1.2 % less: 36 core-seconds (0.01"
+        " core-hours)."
+    )  # fmt: skip
+    assert (
+        usage_loss_whatif_sentence(
+            setting="$min_check_poll", value=10, now=30, more=0.0, extra=0.0, unit=CORE_SECONDS
+        )
+        == "$min_check_poll 10 s (now 30 s) would record the same."
+    )

@@ -1,7 +1,7 @@
 """trees.quantities: a target share as pbsfs -g prints it, usage with its unit, spans."""
 
 import ctypes
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given
@@ -13,13 +13,16 @@ from trees.quantities import (
     fixed,
     larger_unit_number,
     mean_percent,
+    part_percent,
     percent_text,
+    points_text,
     span_text,
     usage_number,
     usage_text,
     usage_unit,
     wait_text,
 )
+from trees.templatetags.quantities import clock
 
 LIBC = ctypes.CDLL(None)  # pbsfs prints with the C library's printf
 
@@ -132,3 +135,20 @@ def test_a_wait_reads_to_the_minute_in_its_two_largest_units() -> None:
     assert wait_text(timedelta(minutes=45)) == "45 minutes"
     assert wait_text(timedelta(seconds=59)) == "under a minute"
     assert wait_text(timedelta(seconds=-5)) == "under a minute"  # a clock a little behind
+
+
+def test_parts_of_usage_read_as_percents_and_their_differences_as_points() -> None:
+    assert part_percent(0.04308222549793841) == "4.3 %"
+    assert part_percent(0.3274932068916253, 2) == "32.75 %"
+    assert part_percent(1.0) == "100.0 %"
+    assert points_text(0.002249577199260333) == "+0.22 points"
+    assert points_text(-0.25) == "-25.00 points"
+    assert points_text(-0.0000412) == "-0.0041 points"  # two places would read -0.00
+    assert points_text(0.0) == "+0.00 points"
+
+
+def test_a_job_s_cycle_reads_as_a_time_of_day_beside_its_end() -> None:
+    end = datetime(2026, 11, 21, 20, 27, 51, tzinfo=UTC)
+    assert clock(datetime(2026, 11, 21, 20, 20, tzinfo=UTC), end) == "20:20:00"
+    assert clock(datetime(2026, 11, 20, 23, 59, 2, tzinfo=UTC), end) == "2026-11-20 23:59:02"
+    assert clock(None, end) == ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from django.db.models import Q, QuerySet
@@ -36,6 +37,17 @@ def share_changes_get(
 def setting_changes_get(*, cluster: Cluster) -> QuerySet[SettingChange]:
     """The cluster's settings changes, newest first."""
     return SettingChange.objects.filter(cluster=cluster).select_related("changed_by")
+
+
+def setting_latest_changes_get(
+    *, cluster: Cluster, settings: Sequence[str]
+) -> dict[str, SettingChange]:
+    """The last change of each of these settings of the cluster; a setting never changed
+    since the cluster was made has none."""
+    latest: dict[str, SettingChange] = {}
+    for change in setting_changes_get(cluster=cluster).filter(setting__in=settings):
+        latest.setdefault(change.setting, change)  # newest first
+    return latest
 
 
 def share_changes_since_get(*, cluster: Cluster, since: datetime) -> list[ShareChange]:

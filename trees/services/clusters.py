@@ -43,9 +43,16 @@ def cluster_get_or_create(*, name: str, scheduler: str = Scheduler.PBS) -> tuple
 
 
 # What an admin sets on a cluster's settings page, by scheduler: who reads the usage, how it
-# decays, how often the cycle runs. The rest of the policy comes from the scheduler's files.
+# decays, how often the cycle runs (PBS: and what a cycle charges of a job, usage_recording).
+# The rest of the policy comes from the scheduler's files.
 CLUSTER_SETTINGS = {
-    Scheduler.PBS: ("private_usage", "decay_interval", "decay_factor", "scheduler_iteration"),
+    Scheduler.PBS: (
+        "private_usage",
+        "decay_interval",
+        "decay_factor",
+        "scheduler_iteration",
+        "usage_recording",
+    ),
     Scheduler.SLURM: ("private_usage", "priority_decay_half_life", "priority_calc_period"),
     Scheduler.ACCELERATOR: (
         "private_usage",

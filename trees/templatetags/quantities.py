@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django import template
+from django.utils import timezone
 
 from trees.quantities import (
     UsageUnit,
@@ -15,7 +16,9 @@ from trees.quantities import (
     fs_points_text,
     larger_unit_number,
     mean_percent,
+    part_percent,
     percent_text,
+    points_text,
     span_text,
     usage_number,
     usage_text,
@@ -45,6 +48,13 @@ register.filter("usage_number", usage_number)
 register.filter("span", span_text)
 register.filter("larger_unit", larger_unit_number)
 register.filter("mean_percent", mean_percent)
+register.filter("points", points_text)
+
+
+@register.filter("part_percent")
+def part_percent_filter(fraction: float | None, digits: int = 1) -> str:
+    """`{{ entity.lost_fraction|part_percent }}`: `4.3 %` (`|part_percent:2`: `32.75 %`)."""
+    return "" if fraction is None else part_percent(fraction, int(digits))
 
 
 @register.filter("fixed")
@@ -57,6 +67,18 @@ def fixed_filter(value: float | None, digits: int = 6) -> str:
 def seconds(count: int | None) -> str:
     """`{{ job.requested_walltime|seconds }}`: a number of seconds as a span, `4 hours`."""
     return "" if count is None else span_text(timedelta(seconds=count))
+
+
+@register.filter
+def clock(moment: datetime | None, day: datetime | None = None) -> str:
+    """`{{ job.last_cycle|clock:job.end }}`: a time of day, `20:18:56`, in the site's time
+    zone, with its date before it when it is not on the day of `day`; "" for no time."""
+    if moment is None:
+        return ""
+    here = timezone.localtime(moment)
+    if day is not None and timezone.localtime(day).date() == here.date():
+        return f"{here:%H:%M:%S}"
+    return f"{here:%Y-%m-%d %H:%M:%S}"
 
 
 @register.filter

@@ -73,7 +73,8 @@ def test_the_cluster_page_has_the_fs_columns_the_colour_key_and_no_pbs_link(
     assert "red: runs more than its target (FS_EXCESS_RUNNING above 0)" in page
     assert "blue: runs less than its target" in page
     for pbs_only in ("Queue: why jobs wait", "Compare two entities", "Import files",
-                     "resource_group", "pbsfs", 'id="tab-listing"', "Trends"):  # fmt: skip
+                     "resource_group", "pbsfs", 'id="tab-listing"', "Trends",
+                     "usage-loss"):  # fmt: skip
         assert pbs_only not in page
     assert f'href="{BASE}/settings/"' in page
 

@@ -35,6 +35,7 @@ def test_an_admin_sets_private_usage_and_the_decay_with_a_reason(
             "decay_interval": "43200",
             "decay_factor": "0.5",
             "scheduler_iteration": "600",
+            "usage_recording": "exact",
             "reason": "policy of 2026-11",
         },
     )
@@ -115,3 +116,49 @@ def test_each_time_in_seconds_reads_beside_its_span(client: Client, pbs: Cluster
     assert 'value="86400"' in page
     assert "PBS decays usage this often (sched_config decay_time). Now 1 day." in page
     assert "and so the dashboard&#x27;s cycles. Now 10 minutes." in page
+
+
+def test_an_admin_sets_what_pbs_s_cycles_charge_with_a_reason(client: Client, pbs: Cluster) -> None:
+    client.force_login(login_set(username="alice", password="pw", admin=True))
+    page = client.get("/clusters/hpc/settings/").content.decode()
+    assert '<option value="exact" selected>exact: a job&#x27;s usage spread evenly' in page
+    assert "pbs charges what PBS records of it, its usage at the last MoM poll" in page
+    assert 'href="/clusters/hpc/usage-loss/"' in page
+    answer = client.post(
+        "/clusters/hpc/settings/",
+        {"decay_interval": "86400", "decay_factor": "0.5", "scheduler_iteration": "600",
+         "usage_recording": "pbs", "reason": "match PBS's usage database"},
+    )  # fmt: skip
+    assert answer.status_code == 302
+    assert Cluster.objects.get(pk=pbs.pk).usage_recording == "pbs"
+    changes = list(SettingChange.objects.values_list(
+        "setting", "old_value", "new_value", "reason", "changed_by__username"
+    ))  # fmt: skip
+    assert changes == [("usage_recording", "exact", "pbs", "match PBS's usage database", "alice")]
+    page = client.get("/clusters/hpc/settings/").content.decode()
+    assert "exact → pbs" in page
+
+
+def test_a_usage_recording_it_does_not_know_is_refused(client: Client, pbs: Cluster) -> None:
+    client.force_login(login_set(username="alice", password="pw", admin=True))
+    answer = client.post(
+        "/clusters/hpc/settings/",
+        {"decay_interval": "86400", "decay_factor": "0.5", "scheduler_iteration": "600",
+         "usage_recording": "<b>sampled</b>", "reason": "try"},
+    )  # fmt: skip
+    assert answer.status_code == 400
+    text = answer.content.decode()
+    assert "usage_recording must be exact or pbs." in text
+    assert "<b>sampled" not in text
+    assert Cluster.objects.get(pk=pbs.pk).usage_recording == "exact"
+    assert SettingChange.objects.count() == 0
+
+
+def test_usage_recording_is_a_pbs_setting_only(client: Client, pbs: Cluster) -> None:
+    slurm = Cluster.objects.create(name="fairtree", scheduler="slurm")
+    with pytest.raises(Exception, match="usage_recording: not a setting of a slurm cluster"):
+        cluster_settings_set(
+            cluster=slurm, values={"usage_recording": "pbs"}, reason="x", user=None
+        )
+    client.force_login(login_set(username="alice", password="pw", admin=True))
+    assert "usage_recording" not in client.get("/clusters/fairtree/settings/").content.decode()

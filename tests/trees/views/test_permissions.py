@@ -84,6 +84,7 @@ MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
     "trees:audit": ("/clusters/hpc/audit/", ADMINS, ADMINS),
     "trees:resource-group": ("/clusters/hpc/resource_group", ADMINS, ADMINS),
     "trees:settings": ("/clusters/hpc/settings/", ADMINS, ADMINS),
+    "trees:usage-loss": ("/clusters/hpc/usage-loss/", ADMINS, ADMINS),
     "accounting:import": ("/clusters/hpc/import/", ADMINS, ADMINS),
     "accounting:import-new": ("/import/", ADMINS, ADMINS),
     "accounting:upload": ("/imports/{upload}/", ADMINS, ADMINS),
@@ -138,7 +139,8 @@ def test_who_gets_what(name: str, private: bool) -> None:
 # An Altair Accelerator cluster (the seed's /class/vcs picture beside the demo): every page of
 # a cluster, with `mine` bob's group /class/vcs and `theirs` /class/hsim (carol manages /class,
 # `other` holds nothing there). Its group pages answer as PBS's node pages; the pages that read
-# pbsfs, sshare, usage trends, queues or job priorities are not Accelerator's: 404 for everyone.
+# pbsfs, sshare, usage trends, queues, job priorities or PBS's recorded usage are not
+# Accelerator's: 404 for everyone.
 NOT_ACCELERATOR = (302, 404, 404, 404, 404)
 ACCELERATOR_MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
     "trees:cluster": ("/clusters/{cluster}/", OPEN, OPEN),
@@ -163,6 +165,7 @@ ACCELERATOR_MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
             ("trees:trends", "/clusters/{cluster}/trends/?node={theirs}"),
             ("trees:node-edit", "/clusters/{cluster}/nodes/{mine}/edit/"),
             ("trees:resource-group", "/clusters/{cluster}/resource_group"),
+            ("trees:usage-loss", "/clusters/{cluster}/usage-loss/"),
             ("trees:queue", "/clusters/{cluster}/queue/"),
             ("trees:job", "/clusters/{cluster}/jobs/q7/"),
             ("trees:job-whatif", "/clusters/{cluster}/jobs/q7/whatif.json"),
