@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1:8000
 
-.PHONY: run test lint typecheck pytest bench clean
+.PHONY: run test lint typecheck pytest bench prod-smoke clean
 
 $(BIN)/.installed: requirements.txt
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11) and "Python 3.11 is needed")'
@@ -48,6 +48,13 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/web.py
 	$(BIN)/python bench/priorities.py
 	$(BIN)/python bench/accelerator.py
+	$(BIN)/python bench/scale.py
+
+## The production topology end to end on the local PostgreSQL and Redis: gunicorn with DEBUG
+## off, a Celery worker and the beat, accounting pushed, a worker killed mid-cycle, a restore
+## drill; about three minutes (docs/deploy.md).
+prod-smoke: $(BIN)/.installed
+	$(BIN)/python ops/prod_smoke.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .mypy_cache .pytest_cache .ruff_cache .hypothesis

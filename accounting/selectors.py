@@ -6,9 +6,11 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TypedDict
 
 from django.db.models import Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Cast, Coalesce
+from django_stubs_ext import WithAnnotations
 
 from accounting.models import Cycle, FilesUpload, Job, NodeHistory, UploadRejection
 from accounting.parsers.records import JobState
@@ -150,15 +152,19 @@ def last_cycle_at(cluster: Cluster) -> datetime | None:
     )
 
 
-def clusters_due(now: datetime) -> list[tuple[Cluster, datetime]]:
-    """The clusters whose current cycle slot has not run yet, with that slot's time.
+class _LastCycle(TypedDict):
+    last_cycle: datetime | None
+
+
+def clusters_cycled() -> QuerySet[WithAnnotations[Cluster, _LastCycle]]:
+    """The clusters that have cycles, each with the time of its last one (`last_cycle`).
 
     Cycles run for PBS and Slurm clusters with a tree (resource groups or associations), and
     for Accelerator clusters with FairShare groups (defined, or made by jobs).
     """
     with_tree = Node.objects.filter(cluster=OuterRef("pk"), origin=NodeOrigin.DEFINED)
     with_groups = Node.objects.filter(cluster=OuterRef("pk"))
-    clusters = (
+    return (
         Cluster.objects.filter(
             Q(scheduler__in=[Scheduler.PBS, Scheduler.SLURM], pk__in=with_tree.values("cluster"))
             | Q(scheduler=Scheduler.ACCELERATOR, pk__in=with_groups.values("cluster"))
@@ -166,12 +172,45 @@ def clusters_due(now: datetime) -> list[tuple[Cluster, datetime]]:
         .annotate(last_cycle=Max("cycles__at"))
         .order_by("name")
     )
+
+
+def clusters_due(now: datetime) -> list[tuple[Cluster, datetime]]:
+    """The clusters whose current cycle slot has not run yet, with that slot's time."""
+    clusters = clusters_cycled()
     due: list[tuple[Cluster, datetime]] = []
     for cluster in clusters:
         slot = cycle_slot_of(cluster, now)
         if cluster.last_cycle is None or cluster.last_cycle < slot:
             due.append((cluster, slot))
     return due
+
+
+@dataclass(frozen=True)
+class CycleLag:
+    """How far a cluster's cycles are behind the slot they should have reached by now."""
+
+    cluster: str
+    period: timedelta
+    last_cycle: datetime | None
+    behind: timedelta  # from the last cycle (or the tree's store) to the current slot; >= 0
+
+
+def cycle_lags_get(*, now: datetime) -> list[CycleLag]:
+    """Every cycled cluster's lag at `now`, by name. A cluster not cycled yet counts from when
+    its tree was stored: a beat that never ran shows as one falling behind."""
+    lags = []
+    for cluster in clusters_cycled():
+        since = cluster.last_cycle or cluster.metrics_updated_at
+        behind = cycle_slot_of(cluster, now) - since if since else timedelta(0)
+        lags.append(
+            CycleLag(
+                cluster=cluster.name,
+                period=cycle_period(cluster),
+                last_cycle=cluster.last_cycle,
+                behind=max(behind, timedelta(0)),
+            )
+        )
+    return lags
 
 
 @dataclass(frozen=True)

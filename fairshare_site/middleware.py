@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
+from django.contrib.auth.middleware import PersistentRemoteUserMiddleware
 from django.core.exceptions import BadRequest, PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.cache import patch_cache_control
@@ -67,3 +69,15 @@ class PrivateAnswersMiddleware:
     ) -> None:
         # As LoginRequiredMiddleware reads it: views are behind the login unless marked.
         request.login_required = getattr(view_func, "login_required", True)  # type: ignore[attr-defined]
+
+
+class SsoLoginMiddleware(PersistentRemoteUserMiddleware):
+    """REMOTE_USER_LOGIN: the person the web server in front authenticated is logged in (and
+    stays so for the session). The name comes from the WSGI REMOTE_USER, as a server running
+    the application itself sets it (Apache httpd and mod_wsgi), or from the header
+    REMOTE_USER_HEADER names, as a proxy in front of gunicorn sets it; either way whoever can
+    set it is that person, so the application must be reachable only through that server."""
+
+    def __init__(self, get_response: GetResponse) -> None:
+        super().__init__(get_response)
+        self.header = str(settings.REMOTE_USER_META_KEY)  # type: ignore[misc]  # read per process

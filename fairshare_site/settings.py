@@ -6,6 +6,7 @@ in-process. `DATABASE_URL` switches to PostgreSQL and `CELERY_BROKER_URL` to a r
 """
 
 import importlib.util
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -50,8 +51,16 @@ INSTALLED_APPS = [
 ]
 
 # Behind a site's SSO the web server authenticates and passes REMOTE_USER; logins are made
-# on first sight, with the SSO name as their scheduler user name.
+# on first sight, with the SSO name as their scheduler user name. A proxy in front of gunicorn
+# (nginx) cannot set the WSGI REMOTE_USER, only a request header: REMOTE_USER_HEADER names the
+# one it sets (`X-Remote-User`), overwriting what a client sent; empty, REMOTE_USER is read.
 REMOTE_USER_LOGIN = env.bool("REMOTE_USER_LOGIN", default=False)
+REMOTE_USER_HEADER = env.str("REMOTE_USER_HEADER", default="")
+REMOTE_USER_META_KEY = (
+    "HTTP_" + REMOTE_USER_HEADER.strip().upper().replace("-", "_")
+    if REMOTE_USER_HEADER.strip()
+    else "REMOTE_USER"
+)
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -63,11 +72,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    *(
-        ["django.contrib.auth.middleware.PersistentRemoteUserMiddleware"]
-        if REMOTE_USER_LOGIN
-        else []
-    ),
+    *(["fairshare_site.middleware.SsoLoginMiddleware"] if REMOTE_USER_LOGIN else []),
     # Anonymous people see the login page and nothing else.
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "fairshare_site.middleware.PrivateAnswersMiddleware",
@@ -275,6 +280,37 @@ CELERY_BEAT_SCHEDULE = {
     "history-roll-up": {"task": "accounting.tasks.roll_up_history", "schedule": 86_400.0},
     "uploads-clean-up": {"task": "accounting.tasks.clean_uploads", "schedule": 3_600.0},
 }
+
+
+def cycle_queues_parse(text: str) -> dict[str, str]:
+    """CYCLE_QUEUES ("big=hpc,gpu;lab=test1,test2") as the Celery queue of each cluster named
+    ({"hpc": "cycles.big", "gpu": "cycles.big", ...}); ImproperlyConfigured when it does not
+    read, or names a cluster twice."""
+    queues: dict[str, str] = {}
+    for entry in filter(None, (part.strip() for part in text.split(";"))):
+        queue, equals, names = entry.partition("=")
+        clusters = [name.strip() for name in names.split(",") if name.strip()]
+        if not equals or not re.fullmatch(r"[A-Za-z0-9_-]+", queue.strip()) or not clusters:
+            raise ImproperlyConfigured(
+                f"CYCLE_QUEUES: {entry!r} is not QUEUE=CLUSTER[,CLUSTER...] (a queue name of"
+                " letters, digits, - and _), as in big=hpc,gpu;lab=test"
+            )
+        for cluster in clusters:
+            if cluster in queues:
+                raise ImproperlyConfigured(f"CYCLE_QUEUES: cluster {cluster!r} is in two queues")
+            queues[cluster] = f"cycles.{queue.strip()}"
+    return queues
+
+
+# Cycles of the clusters named in CYCLE_QUEUES go to a queue of their own, `cycles.QUEUE`, which
+# workers started with `-Q cycles.QUEUE` take; every other cluster's to the default queue,
+# `celery`, with the rest of the tasks (docs/scale.md).
+CYCLE_QUEUES = cycle_queues_parse(env.str("CYCLE_QUEUES", default=""))
+# History older than this many days goes, a whole month at a time (on PostgreSQL a month's
+# partition is dropped), in the daily roll-up; 0 keeps everything (docs/history.md).
+HISTORY_RETENTION_DAYS = env.int("HISTORY_RETENTION_DAYS", default=0)
+if HISTORY_RETENTION_DAYS < 0:
+    raise ImproperlyConfigured("HISTORY_RETENTION_DAYS must be 0 (keep everything) or more")
 
 # The REST API (docs/api.md): personal tokens (`Authorization: Bearer`) or the session; the
 # pages' access rules; JSON only, errors as {"error", "detail"}; each token (or login) throttled

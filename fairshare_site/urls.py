@@ -9,6 +9,7 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
 from accounting.api.metrics import metrics
+from fairshare_site import health_views
 from trees.views.tokens import api_tokens_page
 
 # Password reset sends mail: offered (its link and its pages) only when a mail server is set.
@@ -47,6 +48,11 @@ urlpatterns = [
     path("api/", include("trees.api.urls")),
     path("api/", include("accounting.api.urls")),
     path("metrics", metrics, name="metrics"),
+    # For a site's monitoring (docs/deploy.md); /healthz itself is trees'.
+    path("healthz/db", health_views.database, name="health-db"),
+    path("healthz/broker", health_views.broker, name="health-broker"),
+    path("healthz/worker", health_views.worker, name="health-worker"),
+    path("healthz/beat", health_views.beat, name="health-beat"),
     path("", include("trees.urls")),
     path("", include("accounting.urls")),
 ]

@@ -1,12 +1,14 @@
 """Reads of cycles: a node's history for a chart, the events that annotate it, and trends."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from accounting.selectors import (
+    CycleLag,
     HistoryEvent,
     clusters_due,
+    cycle_lags_get,
     history_events_get,
     node_history_get,
     trends_get,
@@ -70,6 +72,33 @@ def test_the_clusters_due_are_those_whose_slot_has_not_run() -> None:
     ]
     cycle_run(cluster=cluster, now=datetime(2026, 3, 1, 8, 10, tzinfo=UTC))
     assert clusters_due(now) == []
+
+
+def test_a_cycle_lag_is_from_the_last_cycle_to_the_current_slot() -> None:
+    cluster = site()  # a cycle every 10 minutes
+    Cluster.objects.create(name="empty")  # no tree: no cycles, no lag
+    cycle_run(cluster=cluster, now=datetime(2026, 3, 1, 8, 10, tzinfo=UTC))
+    now = datetime(2026, 3, 1, 8, 47, tzinfo=UTC)  # in the slot of 8:40
+    assert cycle_lags_get(now=now) == [
+        CycleLag(
+            cluster="site",
+            period=timedelta(minutes=10),
+            last_cycle=datetime(2026, 3, 1, 8, 10, tzinfo=UTC),
+            behind=timedelta(minutes=30),
+        )
+    ]
+    cycle_run(cluster=cluster, now=datetime(2026, 3, 1, 8, 40, tzinfo=UTC))
+    assert cycle_lags_get(now=now)[0].behind == timedelta(0)
+
+
+def test_a_cluster_never_cycled_lags_from_when_its_tree_was_stored() -> None:
+    cluster = site()
+    stored = datetime(2026, 3, 1, 8, 5, tzinfo=UTC)
+    Cluster.objects.filter(pk=cluster.pk).update(metrics_updated_at=stored)
+    (lag,) = cycle_lags_get(now=datetime(2026, 3, 1, 8, 32, tzinfo=UTC))
+    assert (lag.last_cycle, lag.behind) == (None, timedelta(minutes=25))  # to the 8:30 slot
+    (lag,) = cycle_lags_get(now=datetime(2026, 3, 1, 8, 9, tzinfo=UTC))
+    assert lag.behind == timedelta(0)  # stored after its slot began: not behind
 
 
 def test_trends_stack_the_children_and_weigh_their_present_usage() -> None:

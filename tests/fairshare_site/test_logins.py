@@ -89,7 +89,7 @@ def test_sso_logins_are_not_throttled_by_password_failures(bob: User, settings: 
     auth = settings.MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware")
     settings.MIDDLEWARE = [
         *settings.MIDDLEWARE[: auth + 1],
-        "django.contrib.auth.middleware.PersistentRemoteUserMiddleware",
+        "fairshare_site.middleware.SsoLoginMiddleware",
         *settings.MIDDLEWARE[auth + 1 :],
     ]
     client = Client()
@@ -99,6 +99,37 @@ def test_sso_logins_are_not_throttled_by_password_failures(bob: User, settings: 
     sso = Client().get("/me/", REMOTE_USER="carol", REMOTE_ADDR="127.0.0.1")
     assert sso.status_code == 200
     assert b"carol" in sso.content
+
+
+def sso_middleware(settings: Any) -> None:
+    settings.AUTHENTICATION_BACKENDS = [
+        "django.contrib.auth.backends.RemoteUserBackend",
+        *settings.AUTHENTICATION_BACKENDS,
+    ]
+    auth = settings.MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware")
+    settings.MIDDLEWARE = [
+        *settings.MIDDLEWARE[: auth + 1],
+        "fairshare_site.middleware.SsoLoginMiddleware",
+        *settings.MIDDLEWARE[auth + 1 :],
+    ]
+
+
+def test_behind_a_proxy_the_name_comes_in_the_header_it_sets(bob: User, settings: Any) -> None:
+    """nginx cannot set the WSGI REMOTE_USER of gunicorn: REMOTE_USER_HEADER names the header
+    it sets instead; then REMOTE_USER itself is not read."""
+    sso_middleware(settings)
+    settings.REMOTE_USER_META_KEY = "HTTP_X_REMOTE_USER"
+    by_header = Client().get("/me/", headers={"X-Remote-User": "carol"})
+    assert by_header.status_code == 200
+    assert b"carol" in by_header.content
+    not_by_variable = Client().get("/me/", REMOTE_USER="carol")
+    assert not_by_variable.status_code == 302  # to the login page
+
+
+def test_without_a_header_setting_only_remote_user_logs_in(bob: User, settings: Any) -> None:
+    sso_middleware(settings)
+    assert Client().get("/me/", headers={"X-Remote-User": "carol"}).status_code == 302
+    assert Client().get("/me/", REMOTE_USER="carol").status_code == 200
 
 
 @pytest.fixture
