@@ -285,7 +285,9 @@ class NodeHistory(models.Model):
     """A node's numbers as a cycle left them (usage/perc is usage / fairshare_perc).
 
     Bounded by the roll-up: every cycle of the last day, the last cycle of each hour of the
-    last week, the last cycle of each day before (docs/history.md has the sizes).
+    last week, the last cycle of each day before (docs/history.md has the sizes). On
+    PostgreSQL the table is partitioned by month of `at` (migration 0013), which the primary
+    key holds as PostgreSQL requires; HISTORY_RETENTION_DAYS drops whole months.
     """
 
     pk = models.CompositePrimaryKey("node", "at")

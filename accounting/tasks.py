@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -10,10 +11,11 @@ from django.utils import timezone
 
 from accounting.selectors import clusters_due, cycle_slot_of
 from accounting.services.cycles import cycle_run
-from accounting.services.history import history_roll_up
+from accounting.services.history import history_roll_up, history_upkeep
 from accounting.services.upload_runs import files_upload_run, uploads_clean
 from fairshare_site.celery import RETRIED
 from trees.models import Cluster
+from trees.selectors.clusters import cluster_queue_get
 
 
 @shared_task(**RETRIED)  # type: ignore[untyped-decorator]
@@ -36,21 +38,37 @@ def run_cycle(cluster_id: int, at: str | None = None) -> dict[str, Any]:
 
 @shared_task(**RETRIED)  # type: ignore[untyped-decorator]
 def run_due_cycles() -> list[str]:
-    """Queue the cycle of every cluster whose slot is due (the beat calls this every minute)."""
+    """Queue the cycle of every cluster whose slot is due, each to its cluster's queue
+    (settings.CYCLE_QUEUES; the beat calls this every minute)."""
     due = clusters_due(timezone.now())
     for cluster, _slot in due:
-        run_cycle.delay(cluster.pk)
+        run_cycle.apply_async(args=[cluster.pk], queue=cluster_queue_get(cluster=cluster))
     return [cluster.name for cluster, _ in due]
 
 
 @shared_task(**RETRIED)  # type: ignore[untyped-decorator]
-def roll_up_history() -> dict[str, int]:
-    """Thin every cluster's history (the beat calls this daily): rows removed per cluster."""
+def roll_up_history() -> dict[str, Any]:
+    """The history's daily care (the beat calls this daily): partitions made ahead, the months
+    past the retention removed, and each cluster's roll-up sent to the cluster's queue (a big
+    site's thinning is hours of deletes: spread over the workers, each within its time limit)."""
     now = timezone.now()
-    return {
-        cluster.name: history_roll_up(cluster=cluster, now=now).rows_removed
-        for cluster in Cluster.objects.order_by("name")
-    }
+    upkeep = history_upkeep(now=now)
+    clusters = list(Cluster.objects.order_by("name"))
+    for cluster in clusters:
+        roll_up_cluster_history.apply_async(
+            args=[cluster.pk, now.isoformat()], queue=cluster_queue_get(cluster=cluster)
+        )
+    return {**asdict(upkeep), "roll_ups_sent": [cluster.name for cluster in clusters]}
+
+
+@shared_task(**RETRIED)  # type: ignore[untyped-decorator]
+def roll_up_cluster_history(cluster_id: int, now: str) -> dict[str, Any]:
+    """Thin one cluster's history as of `now` (ISO 8601); a retry goes on where it stopped."""
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        return {"cluster": None}  # deleted since the roll-up was sent
+    rolled = history_roll_up(cluster=cluster, now=datetime.fromisoformat(now))
+    return {"cluster": cluster.name, **asdict(rolled)}
 
 
 @shared_task(**RETRIED)  # type: ignore[untyped-decorator]

@@ -25,7 +25,12 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.postgres import database_url, engine_tree_stored, run_on_fresh_database  # noqa: E402  (after the path)
+from bench.postgres import (  # noqa: E402  (after the path)
+    database_url,
+    engine_tree_stored,
+    run_on_fresh_database,
+    table_bytes,
+)
 
 DATABASE = "fairshare_bench_cycle"
 RUNNING = 10_000
@@ -58,6 +63,7 @@ def child() -> None:
     from accounting.models import Job
     from accounting.selectors import node_history_get
     from accounting.services.cycles import cycle_run
+    from accounting.services.history import history_partitions_make
     from trees.models import Cluster, Node
     from trees.services.tree_json import tree_json_write
 
@@ -112,6 +118,7 @@ def child() -> None:
         cursor.execute("TRUNCATE accounting_nodehistory")
     nodes = list(Node.objects.order_by("id").values_list("id", flat=True)[:HISTORY_NODES])
     instants = history_instants(NOW)
+    history_partitions_make(first=instants[0], last=instants[-1])  # as the cycles would have
     started = time.perf_counter()
     with (
         connection.cursor() as cursor,
@@ -126,8 +133,7 @@ def child() -> None:
                 copy.write_row((node, at, usage, 0.001, usage / 1e9, 0.5))
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE accounting_nodehistory")
-        cursor.execute("SELECT pg_total_relation_size('accounting_nodehistory')")
-        size = cursor.fetchone()[0]
+        size = table_bytes(cursor, "accounting_nodehistory")
     rows = len(nodes) * len(instants)
     print(
         f"history: {len(nodes):,} nodes x {len(instants)} kept cycles = {rows:,} rows written"
@@ -144,6 +150,36 @@ def child() -> None:
     print(
         f"one node's one-year history: {len(points)} points in"
         f" {statistics.median(timings) * 1000:.1f} ms (median of 21; target: under 100 ms)"
+    )
+    history_upgrade_and_retention(connection, rows)
+
+
+def history_upgrade_and_retention(connection: Any, rows: int) -> None:
+    """Migration 0013 on that year of history (a plain table made partitioned, as an upgrade
+    does), and the retention dropping its oldest month."""
+    import importlib
+    from types import SimpleNamespace
+
+    from django.db import transaction
+
+    from accounting.services.history import history_expire
+
+    migration = importlib.import_module("accounting.migrations.0013_node_history_partitioned")
+    editor = SimpleNamespace(connection=connection)
+    with transaction.atomic():
+        migration.unpartition(None, editor)
+    started = time.perf_counter()
+    with transaction.atomic():  # as `migrate` runs it
+        migration.partition(None, editor)
+    print(
+        f"migration 0013 on that history ({rows:,} rows into monthly partitions):"
+        f" {time.perf_counter() - started:.1f} s"
+    )
+    started = time.perf_counter()
+    expired = history_expire(now=NOW, days=335)
+    print(
+        f"the retention (335 days) dropping {len(expired.partitions_dropped)} month(s):"
+        f" {(time.perf_counter() - started) * 1000:.0f} ms"
     )
 
 
@@ -167,10 +203,8 @@ def replay_hpc2n(connection: Any) -> None:
     seconds = time.perf_counter() - started
     days = (result.last - result.first).total_seconds() / 86_400
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_total_relation_size('accounting_nodehistory')")
-        size = cursor.fetchone()[0]
-        cursor.execute("SELECT pg_total_relation_size('accounting_cycle')")
-        ledger = cursor.fetchone()[0]
+        size = table_bytes(cursor, "accounting_nodehistory")
+        ledger = table_bytes(cursor, "accounting_cycle")
     print(
         f"HPC2N replay: {result.cycles:,} cycles ({days:,.0f} days) in {seconds:.1f} s:"
         f" {days / seconds:,.1f} simulated days/s; {result.runs:,} runs, {result.decays:,}"

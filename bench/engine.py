@@ -27,30 +27,36 @@ ORGANIZATIONS, PROJECTS, LEAVES = 100, 5_000, 100_000
 STRAYS = 300  # entities only the usage names: PBS files them under `unknown`
 
 
-def synthetic_site(seed: int = 2026) -> tuple[list[GroupDef], list[UsageRecord]]:
+def synthetic_site(
+    seed: int = 2026, *, leaves: int = LEAVES
+) -> tuple[list[GroupDef], list[UsageRecord]]:
     """Organizations of uneven size, projects under them, users under projects.
 
     Usage is heavy-tailed (log-normal core-seconds), a fifth of the users have none, and a
-    few hundred entities appear only in the usage (they go under `unknown`).
+    few hundred entities appear only in the usage (they go under `unknown`). With fewer
+    `leaves` than the benchmark's 100,000, organizations, projects and strays shrink with them.
     """
+    organizations = max(1, ORGANIZATIONS * leaves // LEAVES)
+    projects = max(1, PROJECTS * leaves // LEAVES)
     rng = random.Random(seed)
     groups: list[GroupDef] = []
     records: list[UsageRecord] = []
     cgroup = 10
-    for org in range(ORGANIZATIONS):
+    for org in range(organizations):
         cgroup += 1
         groups.append(GroupDef(f"org{org}", cgroup, "root", rng.randint(1, 100)))
-    for project in range(PROJECTS):
+    for project in range(projects):
         cgroup += 1
-        org = f"org{int(rng.paretovariate(1.2)) % ORGANIZATIONS}"
+        org = f"org{int(rng.paretovariate(1.2)) % organizations}"
         groups.append(GroupDef(f"p{project}", cgroup, org, rng.choice((10, 20, 50, 100))))
-    for user in range(LEAVES):
+    for user in range(leaves):
         cgroup += 1
         name = f"u{user}"
-        groups.append(GroupDef(name, cgroup, f"p{rng.randrange(PROJECTS)}", rng.randint(1, 10)))
+        groups.append(GroupDef(name, cgroup, f"p{rng.randrange(projects)}", rng.randint(1, 10)))
         if rng.random() < 0.8:
             records.append(UsageRecord(name, round(rng.lognormvariate(12, 2.5), 3)))
-    records.extend(UsageRecord(f"stray{i}", rng.uniform(2, 1e6)) for i in range(STRAYS))
+    strays = STRAYS * leaves // LEAVES
+    records.extend(UsageRecord(f"stray{i}", rng.uniform(2, 1e6)) for i in range(strays))
     return groups, records
 
 

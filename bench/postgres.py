@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
@@ -39,17 +40,30 @@ def run_on_fresh_database(script: str, name: str, child: Callable[[], None]) -> 
         subprocess.run([sys.executable, script, "--child"], check=True)
 
 
-def engine_tree_stored(now: datetime) -> None:
-    """The engine benchmark's tree and usage (bench/engine.py) stored as the cluster `bench`,
-    last decayed an hour before `now`. Call it in a child, after django.setup()."""
+def table_bytes(cursor: Any, table: str) -> int:
+    """The table's size with its indexes and TOAST, its partitions' summed if it has some."""
+    cursor.execute(
+        "SELECT pg_total_relation_size(%s::regclass) + COALESCE((SELECT"
+        " sum(pg_total_relation_size(relid)) FROM pg_partition_tree(%s::regclass)), 0)",
+        [table, table],
+    )
+    return int(cursor.fetchone()[0])
+
+
+def engine_tree_stored(
+    now: datetime, *, name: str = "bench", leaves: int = 100_000, seed: int = 2026
+) -> None:
+    """The engine benchmark's tree and usage (bench/engine.py; `leaves` users) stored as the
+    cluster `name`, last decayed an hour before `now`. Call it in a child, after
+    django.setup()."""
     from bench.engine import synthetic_site
     from trees.formats.usage_file import UsageFile
     from trees.services.pbs import pbs_usage_import, resource_group_import
 
-    groups, records = synthetic_site()
-    resource_group_import(cluster_name="bench", groups=groups, pbs_messages=[], source="bench")
+    groups, records = synthetic_site(seed, leaves=leaves)
+    resource_group_import(cluster_name=name, groups=groups, pbs_messages=[], source="bench")
     pbs_usage_import(
-        cluster_name="bench",
+        cluster_name=name,
         usage=UsageFile(
             last_decay=int(now.timestamp()) - 3600,
             records=records,

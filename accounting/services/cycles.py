@@ -20,7 +20,7 @@ from accounting.models import (
 from accounting.parsers.records import USAGE_RESOURCES, JobState
 from accounting.selectors import last_cycle_at
 from accounting.services.accelerator import accelerator_fields_store
-from accounting.services.history import history_write
+from accounting.services.history import history_partitions_make, history_write
 from accounting.services.pricing import RESOURCE_FIELDS, job_resources
 from accounting.services.priorities import priority_history_write
 from trees.bulk import collector_paused, rows_update
@@ -58,6 +58,8 @@ def cycle_run(*, cluster: Cluster, now: datetime) -> Cycle | None:
     nothing and the next one catches up.
     """
     started, clock = timezone.now(), time.perf_counter()
+    # Before the cycle's transaction, so that no lock is held meanwhile (once a month at most).
+    history_partitions_make(first=now, last=now)
     with transaction.atomic():
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
         last_at = last_cycle_at(cluster)

@@ -40,13 +40,19 @@ def priority_history_write(cluster: Cluster, at: datetime) -> int:
     return len(rows)
 
 
-def priority_history_thin(cluster: Cluster, thinned: list[datetime], now: datetime) -> int:
-    """Remove the rows of the cycles the roll-up thinned, and those of jobs that stopped
-    waiting more than KEPT_AFTER_WAIT ago; how many went."""
+def priority_history_thin(cluster: Cluster, thinned: list[datetime]) -> int:
+    """Remove the rows of the cycles the roll-up thinned; how many went."""
     removed = 0
     for start in range(0, len(thinned), 500):
         chunk = thinned[start : start + 500]
         removed += JobPriorityHistory.objects.filter(cluster=cluster, at__in=chunk).delete()[0]
+    return removed
+
+
+def priority_history_forget(cluster: Cluster, now: datetime) -> int:
+    """Remove the rows of jobs that stopped waiting more than KEPT_AFTER_WAIT ago; how many
+    went."""
+    removed = 0
     waiting = set(
         Job.objects.filter(cluster=cluster, state=JobState.QUEUED).values_list("job_id", flat=True)
     )

@@ -30,7 +30,11 @@ from accounting.services.cycles import (
     stored_run,
     usage_recording_of,
 )
-from accounting.services.history import HISTORY_COLUMNS, HISTORY_WINDOWS
+from accounting.services.history import (
+    HISTORY_COLUMNS,
+    HISTORY_WINDOWS,
+    history_partitions_make,
+)
 from trees.bulk import collector_paused, rows_insert, rows_update
 from trees.engine.cycle import Accrual, Run, cycle_slot, cycle_usage, kept_instants
 from trees.engine.formula import parse_formula
@@ -190,11 +194,16 @@ class _Simulation:
     def store(self, cluster: Cluster) -> ReplayResult:
         ids = self.store_usage(cluster)
         adapt = connection.ops.adapt_datetimefield_value
-        rows = [
+        # In key order, node by node: each month's partition then takes its rows in the order
+        # of its primary key, which fills its pages (in the nodes' order, its index took each
+        # node's few rows in the middle of its pages, splitting them: twice the size).
+        rows = sorted(
             (ids[key], adapt(at), *values)
             for key, points in self.history.items()
             for at, *values in points
-        ]
+        )
+        if self.cycles:
+            history_partitions_make(first=self.cycles[0].at, last=self.cycles[-1].at)
         rows_insert(NodeHistory, HISTORY_COLUMNS, rows)
         started = timezone.now()
         for cycle in self.cycles:

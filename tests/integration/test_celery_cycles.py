@@ -7,6 +7,7 @@ skips, saying which, when one is not there.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -24,7 +25,7 @@ from kombu import pools
 from accounting.models import Cycle, Job
 from accounting.parsers.records import JobState
 from accounting.services.cycles import cycle_run
-from accounting.tasks import run_cycle
+from accounting.tasks import run_cycle, run_due_cycles
 from fairshare_site.celery import app
 from trees.engine.pbs import GroupDef
 from trees.models import Cluster, Node
@@ -81,15 +82,16 @@ def forget_connections() -> None:
     app._local.__dict__.pop("backend", None)
 
 
-Worker = Callable[[str], subprocess.Popen[bytes]]
+Worker = Callable[..., subprocess.Popen[bytes]]
 
 
 @pytest.fixture
 def worker(services: str, tmp_path: Path) -> Iterator[Worker]:
-    """Start a Celery worker (solo pool: the task runs in the process we may kill)."""
+    """Start a Celery worker (solo pool: the task runs in the process we may kill), taking the
+    default queue or the queues given (`queues="cycles.big"`, as `-Q`)."""
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(name: str) -> subprocess.Popen[bytes]:
+    def start(name: str, queues: str | None = None) -> subprocess.Popen[bytes]:
         log = tmp_path / f"{name}.log"
         env = {
             **os.environ,
@@ -101,7 +103,7 @@ def worker(services: str, tmp_path: Path) -> Iterator[Worker]:
         command = [
             sys.executable, "-m", "celery", "-A", "fairshare_site", "worker", "--pool=solo",
             "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "-l", "INFO",
-            "-f", str(log),
+            "-f", str(log), *(["-Q", queues] if queues else []),
         ]  # fmt: skip
         process = subprocess.Popen(command, cwd=ROOT, env=env)
         started.append(process)
@@ -252,6 +254,59 @@ def test_a_worker_whose_broker_connection_drops_reconnects(worker: Worker) -> No
     later = run_cycle.apply_async(args=[cluster.pk, at(T0 + 3600).isoformat()])
     assert later.get(timeout=90)["usage_added"] == 2 * 14_400.0
     assert usages(cluster)["u0"] == 1 + 14_400
+
+
+def test_the_beat_puts_each_clusters_cycle_on_its_queue(services: str, settings: Any) -> None:
+    import redis
+
+    big, small = tree_site("big"), tree_site("small")
+    only_the_cycle_queued(big, small)
+    settings.CYCLE_QUEUES = {"big": "cycles.big"}
+
+    assert run_due_cycles.apply().get() == ["big", "small"]
+
+    broker = redis.Redis.from_url(REDIS_URL)
+    queued = {
+        queue: [
+            (message["headers"]["task"], message["headers"]["argsrepr"])
+            for message in map(json.loads, broker.lrange(queue, 0, -1))
+        ]
+        for queue in ("cycles.big", "celery")
+    }
+    assert queued == {
+        "cycles.big": [("accounting.tasks.run_cycle", f"[{big.pk}]")],
+        "celery": [("accounting.tasks.run_cycle", f"[{small.pk}]")],
+    }
+
+
+def test_workers_of_two_queues_run_their_clusters_cycles_and_one_cluster_at_a_time(
+    worker: Worker, tmp_path: Path
+) -> None:
+    """A worker on `cycles.big` and one on the default queue: each runs the cycles sent to its
+    queue, and the same cycle sent to both (a routing changed between two beats, a cycle run
+    by hand) accrues once, the cluster's row holding the second until the first is done."""
+    big, small = tree_site("big", users=400), tree_site("small")
+    cycle_run(cluster=big, now=at(T0))
+    worker("big", queues="cycles.big")
+    worker("rest")
+    moment = at(T0 + 3600).isoformat()
+    twice = [
+        run_cycle.apply_async(args=[big.pk, moment], queue=queue)
+        for queue in ("cycles.big", "celery")
+    ]
+    alone = run_cycle.apply_async(args=[small.pk, moment], queue="celery")
+
+    outcomes = [result.get(timeout=60) for result in twice]
+    assert sorted("done_before" in outcome for outcome in outcomes) == [False, True]
+    assert alone.get(timeout=60)["usage_added"] == 2 * 14_400.0
+    assert usages(big)["TREEROOT"] == 1 + 400 * (1 + 14_400)
+    assert Cycle.objects.filter(cluster=big).count() == 2
+    logs = {name: (tmp_path / f"{name}.log").read_text() for name in ("big", "rest")}
+    assert twice[0].id in logs["big"]
+    assert twice[1].id in logs["rest"]
+    assert alone.id in logs["rest"]
+    assert twice[0].id not in logs["rest"]
+    assert alone.id not in logs["big"]
 
 
 def _cycle_backends(cursor: Any) -> list[int]:

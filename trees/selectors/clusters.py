@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+
 from trees.models import Cluster, Node
 
 
@@ -12,6 +14,13 @@ def cluster_get(*, name: str) -> Cluster:
 def node_get(*, cluster: Cluster, name: str) -> Node:
     """The node of that name in a PBS cluster (PBS names are unique in a cluster)."""
     return Node.objects.get(cluster=cluster, name=name)
+
+
+def cluster_queue_get(*, cluster: Cluster) -> str | None:
+    """The Celery queue of the cluster's cycles and tree.json listings (settings.CYCLE_QUEUES,
+    e.g. `cycles.big`); None: the default queue."""
+    queue: str | None = settings.CYCLE_QUEUES.get(cluster.name)
+    return queue
 
 
 def clusters_list() -> list[Cluster]:

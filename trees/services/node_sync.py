@@ -22,6 +22,7 @@ from django.utils import timezone
 from trees.bulk import collector_paused, rows_update
 from trees.engine.pbs import resource_group_parent
 from trees.models import Cluster, Node, NodeKind, NodeOrigin, Scheduler, ShareChange
+from trees.selectors.clusters import cluster_queue_get
 from trees.selectors.nodes import (
     ACCELERATOR_COLUMNS,
     SLURM_COLUMNS,
@@ -202,10 +203,12 @@ def nodes_sync(
 def tree_json_requested(cluster: Cluster) -> None:
     """Once the store commits, have the cluster's tree.json rows written (the task
     write_tree_json: in a worker with a broker, so that a cycle does not wait for it; at once
-    without one). If it cannot be queued, readers get answers built from the nodes until the
-    next store's."""
-    cluster_id = cluster.pk
-    transaction.on_commit(lambda: write_tree_json.delay(cluster_id), robust=True)
+    without one), on the cluster's queue as its cycles (CYCLE_QUEUES). If it cannot be queued,
+    readers get answers built from the nodes until the next store's."""
+    cluster_id, queue = cluster.pk, cluster_queue_get(cluster=cluster)
+    transaction.on_commit(
+        lambda: write_tree_json.apply_async(args=[cluster_id], queue=queue), robust=True
+    )
 
 
 def _parent_name(names: Mapping[int, str], parent_id: int | None) -> str:

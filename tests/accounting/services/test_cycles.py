@@ -8,6 +8,7 @@ import pytest
 
 from accounting.models import Cycle, Job, NodeHistory
 from accounting.parsers.records import JobState
+from accounting.services import history
 from accounting.services.cycles import CycleRefused, cycle_run
 from accounting.services.history import RollUp, history_roll_up
 from accounting.services.replay import replay
@@ -244,7 +245,11 @@ def test_history_is_what_the_engine_computes_from_the_usages_at_each_cycle() -> 
     assert NodeHistory.objects.get(node__name="ann", at=at(T0 + 1800)).usage == 1 + 7200
 
 
-def test_the_roll_up_keeps_a_day_of_cycles_then_hours_then_days() -> None:
+@pytest.mark.parametrize("rows_a_step", [history.ROLL_UP_ROWS, 1])  # 1: a cycle a transaction
+def test_the_roll_up_keeps_a_day_of_cycles_then_hours_then_days(
+    rows_a_step: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(history, "ROLL_UP_ROWS", rows_a_step)
     cluster = site()
     # Cycles every 6 hours for ten days from 00:00 UTC.
     six_hours = 6 * 3600

@@ -7,6 +7,8 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from tests.accounting.services.test_ingest import TREE
 from trees.engine.slurm import AssociationDef
@@ -79,7 +81,9 @@ def test_listing_the_tree_listed_already_does_nothing(
 def test_a_store_whose_listing_cannot_be_asked_for_stays_stored(
     django_capture_on_commit_callbacks: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    broker_down = mock.patch("trees.tasks.write_tree_json.delay", side_effect=OSError("refused"))
+    broker_down = mock.patch(
+        "trees.tasks.write_tree_json.apply_async", side_effect=OSError("refused")
+    )
     with (
         broker_down,
         caplog.at_level(logging.ERROR),
@@ -114,3 +118,54 @@ def test_a_slurm_store_is_listed_with_slurms_columns(
     assert ann["slurm"]["raw_usage"] == 50
     assert ann["slurm"]["norm_shares"] == 1.0  # of its account's users, as sshare shows
     assert listing[1][4]["slurm"]["norm_shares"] == 0.75  # chem: 3 of the root's 4
+
+
+def test_a_clusters_listing_is_rewritten_without_touching_another_clusters(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    groups = parse_resource_group(TREE.encode()).groups
+    with django_capture_on_commit_callbacks(execute=True):
+        site = _import(TREE)
+        resource_group_import(cluster_name="other", groups=groups, pbs_messages=[], source="t")
+    other = Cluster.objects.get(name="other")
+    rows = TreeJsonRow.objects.filter(cluster=other).order_by("place")
+    before = list(rows.values_list("pk", "place", "document"))
+    site = _import(TREE.replace("ann 20 chem 1", "ann 20 chem 3"))  # its task is not run
+
+    with CaptureQueriesContext(connection) as queries:
+        assert tree_json_write(cluster_id=site.pk) is True
+
+    # Every row it locks, deletes or updates is its own cluster's: the listing's rows by their
+    # cluster, the cluster's by its key (the new rows go in by COPY, or one INSERT).
+    said = [query["sql"] for query in queries]
+    assert [sql for sql in said if sql.startswith("DELETE")] == [
+        f'DELETE FROM "trees_treejsonrow" WHERE "trees_treejsonrow"."cluster_id" = {site.pk}'
+    ]
+    of_clusters = [sql for sql in said if 'FROM "trees_cluster"' in sql or "UPDATE" in sql]
+    assert len(of_clusters) == 2  # locked (SELECT ... FOR UPDATE on PostgreSQL), stamped
+    assert all(f'"trees_cluster"."id" = {site.pk}' in sql for sql in of_clusters)
+    assert list(rows.values_list("pk", "place", "document")) == before
+    assert Cluster.objects.get(pk=other.pk).tree_json_current
+    assert _listing(site)[4][4]["shares"] == 3
+
+
+def test_the_listing_of_a_cluster_with_a_queue_of_its_own_goes_to_that_queue(
+    django_capture_on_commit_callbacks: Any, settings: Any
+) -> None:
+    settings.CYCLE_QUEUES = {"site": "cycles.big"}
+    with (
+        mock.patch("trees.tasks.write_tree_json.apply_async") as asked,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        cluster = _import(TREE)
+        resource_group_import(
+            cluster_name="other", groups=parse_resource_group(TREE.encode()).groups,
+            pbs_messages=[], source="t",
+        )  # fmt: skip
+    other = Cluster.objects.get(name="other")
+    assert asked.call_args_list == [
+        mock.call(args=[cluster.pk], queue="cycles.big"),  # the new cluster's empty tree
+        mock.call(args=[cluster.pk], queue="cycles.big"),
+        mock.call(args=[other.pk], queue=None),
+        mock.call(args=[other.pk], queue=None),
+    ]
