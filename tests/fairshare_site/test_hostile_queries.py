@@ -1,6 +1,9 @@
 """Every page and JSON answer of the site, given hostile values for every parameter the site
 reads: a 4xx or a 200, never a 500 (on SQLite and on PostgreSQL, which refuses NUL)."""
 
+import json
+from typing import Any
+
 import pytest
 from django.test import Client
 from django.utils import timezone
@@ -48,7 +51,19 @@ def test_no_hostile_value_gives_a_500(client: Client, name: str) -> None:
             if fixed:
                 query |= dict(part.split("=", 1) for part in fixed.split("&") if part)
                 query[parameter] = value
-            status = client.get(base, query).status_code
-            assert status < 500, (path, parameter, value)
+            assert answered(client.get(base, query)), (path, parameter, value)
         raw = f"{path}{'&' if fixed else '?'}{parameter}={RAW}"
-        assert client.get(raw).status_code < 500, raw
+        assert answered(client.get(raw)), raw
+
+
+def answered(response: Any) -> bool:
+    """Whether the site answered rather than failed: any status under 500, or a health
+    endpoint's own 503 saying what is failing (/healthz/beat, once the demo's cycles have fallen
+    behind the clock while the suite runs)."""
+    if response.status_code < 500:
+        return True
+    return bool(
+        response.status_code == 503
+        and response["Content-Type"] == "application/json"
+        and json.loads(response.content)["status"] == "failing"
+    )
