@@ -330,72 +330,64 @@ def _reserving(
 ) -> list[SimJob]:
     """backfill_depth N: reservations for the first N jobs that do not fit, in order; a job
     starts now only if it fits and leaves every reservation its cores."""
-    # The cores in use over time: steps (time, change), from now on.
-    steps: list[tuple[int, int]] = [(limit, -cores) for limit, _, cores in releases]
-    in_use = sum(cores for _, _, cores in releases)
+    profile = _Profile(now, free + sum(cores for _, _, cores in releases), releases)
     chosen: list[SimJob] = []
     reservations = 0
-    capacity = free + in_use
     for job in rest:
         duration = walltime_limit(job.run_time, job.requested_walltime)
-        if job.cores <= free and _fits(steps, in_use, capacity, now, now + duration, job.cores):
+        if job.cores <= free and profile.fits(0, now + duration, job.cores):
             chosen.append(job)
             free -= job.cores
-            in_use += job.cores
-            steps.append((now + duration, -job.cores))
-            continue
-        if reservations == depth:
-            continue
-        start = _earliest(steps, in_use, capacity, now, duration, job.cores)
-        steps.append((start, job.cores))
-        steps.append((start + duration, -job.cores))
-        reservations += 1
+            profile.hold(now, now + duration, job.cores)
+        elif reservations < depth:
+            start = profile.earliest(duration, job.cores)
+            profile.hold(start, start + duration, job.cores)
+            reservations += 1
     return chosen
 
 
-def _usage_profile(steps: list[tuple[int, int]], in_use: int, now: int) -> list[tuple[int, int]]:
-    """The cores in use from each breakpoint on: (time, cores), the first at `now`."""
-    profile = [(now, in_use)]
-    for moment, change in sorted(steps):
-        if moment <= now:
-            profile[0] = (now, profile[0][1] + change)
-            continue
-        if moment == profile[-1][0]:
-            profile[-1] = (moment, profile[-1][1] + change)
-        else:
-            profile.append((moment, profile[-1][1] + change))
-    return profile
+class _Profile:
+    """The cores in use from now on, as the running jobs' estimated ends and the reservations
+    leave them: `used[k]` from `times[k]` until the next time (the last until forever)."""
 
+    def __init__(self, now: int, capacity: int, releases: list[tuple[int, int, int]]) -> None:
+        self.capacity = capacity
+        self.times = [now]
+        self.used = [sum(cores for _, _, cores in releases)]
+        for limit, _, cores in releases:  # sorted by estimated end
+            if limit > self.times[-1]:
+                self.times.append(limit)
+                self.used.append(self.used[-1])
+            self.used[-1] -= cores
 
-def _fits(
-    steps: list[tuple[int, int]], in_use: int, capacity: int, begin: int, until: int, cores: int
-) -> bool:
-    """Whether `cores` more fit in [begin, until) under the profile."""
-    return all(
-        used + cores <= capacity
-        for moment, used in _intervals(_usage_profile(steps, in_use, begin), begin, until)
-    )
+    def fits(self, first: int, until: int, cores: int) -> bool:
+        """Whether `cores` more fit from breakpoint `first` until the time `until`."""
+        times, used, room = self.times, self.used, self.capacity - cores
+        index = first
+        while index < len(times) and times[index] < until:
+            if used[index] > room:
+                return False
+            index += 1
+        return True
 
+    def earliest(self, duration: int, cores: int) -> int:
+        """The first breakpoint from which `cores` fit for `duration` seconds."""
+        for index, moment in enumerate(self.times):
+            if self.fits(index, moment + duration, cores):
+                return moment
+        raise ValueError(f"{cores} cores are more than the pool holds")
 
-def _intervals(profile: list[tuple[int, int]], begin: int, until: int) -> list[tuple[int, int]]:
-    """The profile's pieces that overlap [begin, until)."""
-    pieces = []
-    for index, (moment, used) in enumerate(profile):
-        following = profile[index + 1][0] if index + 1 < len(profile) else None
-        if moment >= until:
-            break
-        if following is not None and following <= begin:
-            continue
-        pieces.append((moment, used))
-    return pieces
+    def hold(self, begin: int, end: int, cores: int) -> None:
+        """`cores` in use over [begin, end)."""
+        first, last = self._breakpoint(begin), self._breakpoint(end)
+        for index in range(first, last):
+            self.used[index] += cores
 
-
-def _earliest(
-    steps: list[tuple[int, int]], in_use: int, capacity: int, now: int, duration: int, cores: int
-) -> int:
-    """The earliest breakpoint at which `cores` fit for `duration` seconds."""
-    profile = _usage_profile(steps, in_use, now)
-    for moment, _ in profile:
-        if _fits(steps, in_use, capacity, moment, moment + duration, cores):
-            return moment
-    return profile[-1][0]  # everything has ended by the last breakpoint
+    def _breakpoint(self, moment: int) -> int:
+        """The index of the breakpoint at `moment`, made if there is none."""
+        index = bisect.bisect_left(self.times, moment)
+        if index < len(self.times) and self.times[index] == moment:
+            return index
+        self.times.insert(index, moment)
+        self.used.insert(index, self.used[index - 1])
+        return index
