@@ -18,7 +18,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from accounting.parsers.records import JobRecord  # noqa: E402  (after the path)
 from accounting.parsers.swf import SwfReader  # noqa: E402
+from trees.engine.formula import USAGE_RESOURCES, parse_formula  # noqa: E402
+from trees.engine.pbs import GroupDef  # noqa: E402
 from trees.engine.simulate import Backfill, SimJob, simulate  # noqa: E402
+from trees.engine.simulate_pbs import PbsFairShareOrder  # noqa: E402
 
 TRACE = Path(
     os.environ.get(
@@ -26,6 +29,7 @@ TRACE = Path(
     )
 )
 TARGET = 100_000  # jobs/s, fifo + easy
+POLICY_TARGET = 10_000  # jobs/s, PBS fair_share + easy
 
 
 def trace_jobs(path: Path) -> tuple[list[SimJob], int]:
@@ -73,6 +77,27 @@ def main() -> None:
             f" mean wait {sum(waits) / len(waits) / 3600:.2f} h, median"
             f" {waits[len(waits) // 2] / 3600:.2f} h"
         )
+    pbs_fair_share(jobs, capacity)
+
+
+def pbs_fair_share(jobs: list[SimJob], capacity: int) -> None:
+    """PBS fair_share + EASY: each user a resource group of 10 shares under the root, usage
+    cput, 10-minute cycles, usage halved daily."""
+    users = sorted({job.entity for job in jobs})
+    groups = [GroupDef(user, 10 + n, "root", 10) for n, user in enumerate(users)]
+    order = PbsFairShareOrder(
+        groups, {}, formula=parse_formula("cput", USAGE_RESOURCES), iteration=600,
+        decay_interval=86_400, decay_factor=0.5,
+    )  # fmt: skip
+    started = time.perf_counter()
+    schedule = simulate(jobs, capacity=capacity, backfill="easy", order=order)
+    seconds = time.perf_counter() - started
+    waits = sorted(job.start - job.submit for job in schedule.jobs)
+    print(
+        f"PBS fair_share ({len(users)} users) + easy: {len(schedule.jobs):,} jobs in"
+        f" {seconds:.2f} s, {len(schedule.jobs) / seconds:,.0f} jobs/s (target:"
+        f" {POLICY_TARGET:,} jobs/s); mean wait {sum(waits) / len(waits) / 3600:.2f} h"
+    )
 
 
 if __name__ == "__main__":

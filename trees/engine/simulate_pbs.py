@@ -1,0 +1,150 @@
+"""PBS `fair_share` as a replay's queue order: the jobs of the most deserving entity first.
+
+The usage it orders by is the cycles' own (trees.engine.cycle): at each scheduler cycle, a slot
+of `scheduler_iteration`, `cycle_usage` accrues what the running and ended jobs used up to it
+with the cluster's `fairshare_usage_res` and applies the decays due; the tree is then read back
+as pbsfs reads it (`PbsTree.build`, `compute`) and entities compare as `pbsfs -c` compares them
+(`deserving_key`). Within a cycle, a job started adds the usage its request would make
+(`fairshare_usage_res` of its cores and walltime limit) to its entity's path until the next
+cycle, as the scheduler's `temp_usage` does (pbs-job-priority-and-polling.md, C.3). Ties, and
+the jobs of one entity, go in submit order (`qrank`), then by job id.
+
+Left out: PBS re-sorts the queue after each start within a cycle; here the order holds for the
+whole pass, and the next pass (the next event) sees the start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from trees.engine.cycle import Accrual, Run, cycle_slot, cycle_usage
+from trees.engine.formula import Formula, FormulaValueError
+from trees.engine.pbs import (
+    FAIRSHARE_MIN_USAGE,
+    GroupDef,
+    PbsMetrics,
+    PbsTree,
+    UsageRecord,
+    compute,
+    deserving_key,
+)
+from trees.engine.simulate import SimJob, job_id_key, walltime_limit
+
+__all__ = ["PbsFairShareOrder"]
+
+# The key of an entity whose name PBS cannot keep in its usage file: after every other.
+_UNREADABLE = ((2, 0.0),)
+
+
+class PbsFairShareOrder:
+    """The queue in `pbsfs -c` order of the jobs' entities, usage kept as the cycles keep it."""
+
+    def __init__(
+        self,
+        groups: Sequence[GroupDef],
+        records: dict[str, float],
+        *,
+        formula: Formula,
+        iteration: int,
+        decay_interval: int,
+        decay_factor: float,
+        unknown_shares: int = 0,
+        last_decay: int = 0,
+    ) -> None:
+        self.groups = list(groups)
+        self.records = dict(records)
+        self.accrual = Accrual(formula)
+        self.formula = formula
+        self.iteration = iteration
+        self.decay_interval = decay_interval
+        self.decay_factor = decay_factor
+        self.unknown_shares = unknown_shares
+        self.last_decay = last_decay
+        self.runs: dict[int, Run] = {}
+        self._run_of: dict[int, int] = {}  # id(job) -> its run's key
+        self._started = 0
+        self.slot: int | None = None
+        self._pbs: PbsTree | None = None
+        self._metrics: PbsMetrics | None = None
+        self._temp: dict[int, float] = {}  # node -> usage added this cycle by starts
+
+    def order(self, now: int, queued: Sequence[SimJob]) -> Sequence[SimJob]:
+        self._cycle(now, queued)
+        keys = {job.entity: self._key(job.entity) for job in queued}
+        return sorted(
+            queued, key=lambda job: (keys[job.entity], job.submit, job_id_key(job.job_id))
+        )
+
+    def job_started(self, job: SimJob, now: int) -> None:
+        key = self._started = self._started + 1
+        self._run_of[id(job)] = key
+        self.runs[key] = Run(
+            key, job.entity, now, None, 0.0, 0.0, ncpus=job.cores,
+            resources={"ncpus": float(job.cores)},
+        )  # fmt: skip
+        asked = self._usage(job.cores, walltime_limit(job.run_time, job.requested_walltime))
+        pbs = self._pbs
+        node = None if pbs is None else pbs.find(job.entity)
+        if pbs is not None and node is not None:
+            for step in pbs.gpath(node):
+                self._temp[step] = self._temp.get(step, 0.0) + asked
+
+    def job_ended(self, job: SimJob, now: int) -> None:
+        run = self.runs[self._run_of.pop(id(job))]
+        run.end = now
+        run.usage = self._usage(job.cores, now - run.start)
+
+    def _usage(self, cores: int, seconds: int) -> float:
+        """fairshare_usage_res of `cores` busy for `seconds`."""
+        resources = {"ncpus": float(cores), "walltime": float(seconds)}
+        resources["cput"] = float(cores * seconds)
+        try:
+            return max(self.formula.evaluate(resources), 0.0)
+        except FormulaValueError:
+            return 0.0
+
+    def _cycle(self, now: int, queued: Sequence[SimJob]) -> None:
+        """At a new scheduler cycle: usage accrued and decayed to its slot, the tree read back."""
+        slot = cycle_slot(now, self.iteration)
+        known = self._pbs is not None and all(
+            self._pbs.find(job.entity) is not None for job in queued
+        )
+        if slot == self.slot and known:
+            return
+        if slot != self.slot:
+            runs = list(self.runs.values())
+            self.records, self.last_decay, _ = cycle_usage(
+                self.accrual,
+                runs,
+                self.records,
+                now=slot,
+                last_decay=self.last_decay,
+                groups=self.groups,
+                decay_interval=self.decay_interval,
+                decay_factor=self.decay_factor,
+                unknown_shares=self.unknown_shares,
+            )
+            self.runs = {
+                run.key: run for run in runs if run.end is None or run.end > slot
+            }  # an ended run is all accrued by the first cycle after its end
+            self.slot = slot
+            self._temp = {}
+        # An entity seen first in the queue starts at 1, as find_alloc_ginfo makes it.
+        for job in queued:
+            self.records.setdefault(job.entity, FAIRSHARE_MIN_USAGE)
+        records = [UsageRecord(name, usage) for name, usage in self.records.items()]
+        self._pbs = PbsTree.build(self.groups, records, unknown_shares=self.unknown_shares)
+        self._metrics = compute(self._pbs)
+
+    def _key(self, entity: str) -> tuple[tuple[int, float], ...]:
+        pbs, metrics = self._pbs, self._metrics
+        assert pbs is not None  # _cycle made them
+        assert metrics is not None
+        node = pbs.find(entity)
+        if node is None:
+            return _UNREADABLE
+        temp = self._temp
+        return deserving_key(
+            (float(metrics.fairshare_perc[step]), float(metrics.usage[step]) + temp.get(step, 0.0))
+            for step in pbs.gpath(node)
+        )
