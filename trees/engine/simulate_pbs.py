@@ -22,7 +22,6 @@ from trees.engine.formula import Formula, FormulaValueError
 from trees.engine.pbs import (
     FAIRSHARE_MIN_USAGE,
     GroupDef,
-    PbsMetrics,
     PbsTree,
     UsageRecord,
     compute,
@@ -65,12 +64,13 @@ class PbsFairShareOrder:
         self._started = 0
         self.slot: int | None = None
         self._pbs: PbsTree | None = None
-        self._metrics: PbsMetrics | None = None
+        self._perc: list[float] = []  # each node's fairshare_perc
+        self._paths: dict[str, list[int]] = {}  # each entity's gpath
         self._temp: dict[int, float] = {}  # node -> usage added this cycle by starts
 
     def order(self, now: int, queued: Sequence[SimJob]) -> Sequence[SimJob]:
         self._cycle(now, queued)
-        keys = {job.entity: self._key(job.entity) for job in queued}
+        keys = {job.entity: self.key_of(job.entity) for job in queued}
         return sorted(
             queued, key=lambda job: (keys[job.entity], job.submit, job_id_key(job.job_id))
         )
@@ -132,19 +132,38 @@ class PbsFairShareOrder:
         # An entity seen first in the queue starts at 1, as find_alloc_ginfo makes it.
         for job in queued:
             self.records.setdefault(job.entity, FAIRSHARE_MIN_USAGE)
-        records = [UsageRecord(name, usage) for name, usage in self.records.items()]
-        self._pbs = PbsTree.build(self.groups, records, unknown_shares=self.unknown_shares)
-        self._metrics = compute(self._pbs)
+        self.read_back()
 
-    def _key(self, entity: str) -> tuple[tuple[int, float], ...]:
-        pbs, metrics = self._pbs, self._metrics
-        assert pbs is not None  # _cycle made them
-        assert metrics is not None
-        node = pbs.find(entity)
-        if node is None:
-            return _UNREADABLE
-        temp = self._temp
-        return deserving_key(
-            (float(metrics.fairshare_perc[step]), float(metrics.usage[step]) + temp.get(step, 0.0))
-            for step in pbs.gpath(node)
-        )
+    def read_back(self) -> None:
+        """The usage records read into the tree as pbsfs reads them (read_usage). The tree is
+        built again only when its entities change (a new name, or one of `unknown` gone from
+        the records, as a fresh build would lose it): the percentages follow the shares alone,
+        so they are computed only then."""
+        records = [UsageRecord(name, usage) for name, usage in self.records.items()]
+        pbs = self._pbs
+        if pbs is None or any(pbs.name(n) not in self.records for n in pbs.unknown_entities()):
+            pbs = self._pbs = PbsTree.build(
+                self.groups, records, unknown_shares=self.unknown_shares
+            )
+            self._perc = compute(pbs).fairshare_perc.tolist()
+            self._paths = {}
+            return
+        size = len(pbs)
+        pbs.tree.usage[:] = [FAIRSHARE_MIN_USAGE] * size
+        pbs.read_usage(records)
+        if len(pbs) != size:
+            self._perc = compute(pbs).fairshare_perc.tolist()
+
+    def key_of(self, entity: str) -> tuple[tuple[int, float], ...]:
+        """The entity's deserving_key (pbsfs -c order) as the tree was read back, with what
+        this cycle's starts added."""
+        pbs = self._pbs
+        assert pbs is not None  # read_back made it
+        path = self._paths.get(entity)
+        if path is None:
+            node = pbs.find(entity)
+            if node is None:
+                return _UNREADABLE
+            path = self._paths[entity] = pbs.gpath(node)
+        perc, usage, temp = self._perc, pbs.tree.usage, self._temp
+        return deserving_key((perc[step], usage[step] + temp.get(step, 0.0)) for step in path)

@@ -1,8 +1,11 @@
 """PBS fair_share as the replay's order (trees.engine.simulate_pbs): the under-served first,
 usage accrued by the cycles' own functions, a start counted until the next cycle."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from trees.engine.formula import USAGE_RESOURCES, parse_formula
-from trees.engine.pbs import GroupDef
+from trees.engine.pbs import GroupDef, PbsTree, UsageRecord, compute, deserving_key
 from trees.engine.simulate import Schedule, SimJob, simulate
 from trees.engine.simulate_pbs import PbsFairShareOrder
 
@@ -68,3 +71,33 @@ def test_an_entity_outside_the_tree_is_ordered_under_unknown() -> None:
     assert starts(simulate(jobs, capacity=1, backfill="none", order=order)) == {
         "X": 0, "Y": 10, "Q": 20,
     }  # fmt: skip
+
+
+NAMES = ["ann", "bob", "zed", "kim"]  # zed and kim are in no resource group: under unknown
+
+
+@given(
+    st.lists(
+        st.dictionaries(st.sampled_from(NAMES), st.floats(1.0, 1e6, allow_nan=False), max_size=4),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_the_tree_read_back_in_place_gives_what_a_fresh_read_gives(
+    sequence: list[dict[str, float]],
+) -> None:
+    order = fair_share({})
+    for records in sequence:  # one cycle's records after another, entities coming and going
+        order.records = dict(records)
+        order.read_back()
+        fresh = PbsTree.build(GROUPS, [UsageRecord(n, u) for n, u in records.items()])
+        metrics = compute(fresh)
+        for name in NAMES:
+            node = fresh.find(name)
+            if node is None:
+                continue
+            expected = deserving_key(
+                (float(metrics.fairshare_perc[s]), float(metrics.usage[s]))
+                for s in fresh.gpath(node)
+            )
+            assert order.key_of(name) == expected
