@@ -6,8 +6,8 @@ with the cluster's `fairshare_usage_res` and applies the decays due; the tree is
 as pbsfs reads it (`PbsTree.build`, `compute`) and entities compare as `pbsfs -c` compares them
 (`deserving_key`). Within a cycle, a job started adds the usage its request would make
 (`fairshare_usage_res` of its cores and walltime limit) to its entity's path until the next
-cycle, as the scheduler's `temp_usage` does (pbs-job-priority-and-polling.md, C.3). Ties, and
-the jobs of one entity, go in submit order (`qrank`), then by job id.
+cycle, as the scheduler's `temp_usage` does (OpenPBS's init_scheduling_cycle). Ties, and the
+jobs of one entity, go in submit order (`qrank`), then by job id.
 
 Left out: PBS re-sorts the queue after each start within a cycle; here the order holds for the
 whole pass, and the next pass (the next event) sees the start.
@@ -27,7 +27,7 @@ from trees.engine.pbs import (
     compute,
     deserving_key,
 )
-from trees.engine.simulate import SimJob, job_id_key, walltime_limit
+from trees.engine.simulate import SimJob, walltime_limit
 
 __all__ = ["PbsFairShareOrder"]
 
@@ -66,14 +66,17 @@ class PbsFairShareOrder:
         self._pbs: PbsTree | None = None
         self._perc: list[float] = []  # each node's fairshare_perc
         self._paths: dict[str, list[int]] = {}  # each entity's gpath
+        self._keys: dict[str, tuple[tuple[int, float], ...]] = {}  # until a start or a cycle
         self._temp: dict[int, float] = {}  # node -> usage added this cycle by starts
 
     def order(self, now: int, queued: Sequence[SimJob]) -> Sequence[SimJob]:
         self._cycle(now, queued)
-        keys = {job.entity: self.key_of(job.entity) for job in queued}
-        return sorted(
-            queued, key=lambda job: (keys[job.entity], job.submit, job_id_key(job.job_id))
-        )
+        keys = self._keys
+        for job in queued:
+            if job.entity not in keys:
+                keys[job.entity] = self.key_of(job.entity)
+        # `queued` comes in submit order, then job id (qrank), which a stable sort keeps.
+        return sorted(queued, key=lambda job: keys[job.entity])
 
     def job_started(self, job: SimJob, now: int) -> None:
         key = self._started = self._started + 1
@@ -82,6 +85,7 @@ class PbsFairShareOrder:
             key, job.entity, now, None, 0.0, 0.0, ncpus=job.cores,
             resources={"ncpus": float(job.cores)},
         )  # fmt: skip
+        self._keys = {}
         asked = self._usage(job.cores, walltime_limit(job.run_time, job.requested_walltime))
         pbs = self._pbs
         node = None if pbs is None else pbs.find(job.entity)
@@ -139,6 +143,7 @@ class PbsFairShareOrder:
         built again only when its entities change (a new name, or one of `unknown` gone from
         the records, as a fresh build would lose it): the percentages follow the shares alone,
         so they are computed only then."""
+        self._keys = {}
         records = [UsageRecord(name, usage) for name, usage in self.records.items()]
         pbs = self._pbs
         if pbs is None or any(pbs.name(n) not in self.records for n in pbs.unknown_entities()):
