@@ -19,9 +19,11 @@ from collections.abc import Sequence
 
 from trees.engine.cycle import Accrual, Run, cycle_slot, cycle_usage
 from trees.engine.formula import Formula, FormulaValueError
+from trees.engine.job_sort import PbsJob, QueuedJobs, SortPolicy, Standing, job_sort
 from trees.engine.pbs import (
     FAIRSHARE_MIN_USAGE,
     GroupDef,
+    PbsMetrics,
     PbsTree,
     UsageRecord,
     compute,
@@ -29,7 +31,7 @@ from trees.engine.pbs import (
 )
 from trees.engine.simulate import SimJob, walltime_limit
 
-__all__ = ["PbsFairShareOrder"]
+__all__ = ["PbsFairShareOrder", "PbsOrder"]
 
 # The key of an entity whose name PBS cannot keep in its usage file: after every other.
 _UNREADABLE = ((2, 0.0),)
@@ -172,3 +174,79 @@ class PbsFairShareOrder:
             path = self._paths[entity] = pbs.gpath(node)
         perc, usage, temp = self._perc, pbs.tree.usage, self._temp
         return deserving_key((perc[step], usage[step] + temp.get(step, 0.0)) for step in path)
+
+
+class PbsOrder(PbsFairShareOrder):
+    """The cluster's whole PBS order, as the job priorities page computes it (job_sort):
+    job_sort_formula descending, then fair_share's entity order when it is on, then the
+    job_sort_key lines, then submit order; with by_queue, queue by queue in Priority order.
+
+    A job's Resource_List is its cores (ncpus) and its walltime limit (walltime); its
+    eligible_time is its wait so far. job_sort_formula_threshold is not applied: a job under it
+    would never run, and a replay runs every job."""
+
+    def __init__(
+        self,
+        groups: Sequence[GroupDef],
+        records: dict[str, float],
+        *,
+        sort: SortPolicy,
+        formula: Formula,
+        iteration: int,
+        decay_interval: int,
+        decay_factor: float,
+        unknown_shares: int = 0,
+        last_decay: int = 0,
+    ) -> None:
+        super().__init__(
+            groups, records, formula=formula, iteration=iteration,
+            decay_interval=decay_interval, decay_factor=decay_factor,
+            unknown_shares=unknown_shares, last_decay=last_decay,
+        )  # fmt: skip
+        self.sort = SortPolicy(
+            sort.formula, sort.fair_share, sort.job_sort_key, sort.by_queue,
+            sort.queue_priorities, threshold=None,
+        )  # fmt: skip
+        self._metrics: PbsMetrics | None = None
+        self._standings: dict[str, Standing] = {}
+
+    def read_back(self) -> None:
+        super().read_back()
+        self._standings = {}
+        pbs = self._pbs
+        assert pbs is not None  # read back
+        # The formula reads the entities' tree usage, recomputed at each cycle's start.
+        self._metrics = compute(pbs) if self.sort.formula is not None else None
+
+    def job_started(self, job: SimJob, now: int) -> None:
+        super().job_started(job, now)
+        self._standings = {}
+
+    def order(self, now: int, queued: Sequence[SimJob]) -> Sequence[SimJob]:
+        self._cycle(now, queued)
+        priorities = self.sort.queue_priorities
+        jobs = [
+            PbsJob(
+                job.job_id, job.entity, job.queue,
+                {"ncpus": float(job.cores),
+                 "walltime": float(walltime_limit(job.run_time, job.requested_walltime))},
+                now - job.submit, priorities.get(job.queue, 0), 0, 0, job.submit * 1_000_000,
+                rank, self._standing(job.entity),
+            )
+            for rank, job in enumerate(queued)
+        ]  # fmt: skip
+        columns, entities = QueuedJobs.of(jobs)
+        return [queued[index] for index in job_sort(columns, entities, self.sort).order.tolist()]
+
+    def _standing(self, entity: str) -> Standing:
+        standing = self._standings.get(entity)
+        if standing is None:
+            perc = tree_usage = 0.0
+            pbs, metrics = self._pbs, self._metrics
+            node = None if pbs is None else pbs.find(entity)
+            if node is not None:
+                perc = self._perc[node]
+                if metrics is not None:
+                    tree_usage = float(metrics.fairshare_tree_usage[node])
+            standing = self._standings[entity] = Standing(perc, tree_usage, self.key_of(entity))
+        return standing

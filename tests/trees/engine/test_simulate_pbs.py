@@ -4,10 +4,11 @@ usage accrued by the cycles' own functions, a start counted until the next cycle
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trees.engine.formula import USAGE_RESOURCES, parse_formula
+from trees.engine.formula import JOB_SORT_NAMES, USAGE_RESOURCES, parse_formula
+from trees.engine.job_sort import SortPolicy
 from trees.engine.pbs import GroupDef, PbsTree, UsageRecord, compute, deserving_key
 from trees.engine.simulate import Schedule, SimJob, simulate
-from trees.engine.simulate_pbs import PbsFairShareOrder
+from trees.engine.simulate_pbs import PbsFairShareOrder, PbsOrder
 
 # Two users of equal shares under the root.
 GROUPS = [GroupDef("ann", 10, "root", 50), GroupDef("bob", 11, "root", 50)]
@@ -101,3 +102,54 @@ def test_the_tree_read_back_in_place_gives_what_a_fresh_read_gives(
                 for s in fresh.gpath(node)
             )
             assert order.key_of(name) == expected
+
+
+def pbs_order(formula: str | None, *, fair_share: bool, records: dict[str, float]) -> PbsOrder:
+    sort = SortPolicy(
+        None if formula is None else parse_formula(formula, JOB_SORT_NAMES, python=True),
+        fair_share, (), False, {},
+    )  # fmt: skip
+    return PbsOrder(
+        GROUPS, records, sort=sort, formula=CPUT, iteration=10, decay_interval=86_400,
+        decay_factor=0.5,
+    )  # fmt: skip
+
+
+def wide(job_id: str, entity: str, submit: int, cores: int) -> SimJob:
+    return SimJob(job_id, entity, submit, 10, cores, None)
+
+
+def test_a_job_sort_formula_puts_the_widest_job_first() -> None:
+    # Two cores. A (2) runs 0-10. At 10 the formula `ncpus` puts C (2 cores, submitted at 2)
+    # before B (1 core, submitted at 1): C at 10, B at its end; in submit order B goes first
+    # and C, which does not fit beside it, waits for B.
+    jobs = [wide("A", "ann", 0, 2), wide("B", "ann", 1, 1), wide("C", "ann", 2, 2)]
+    order = pbs_order("ncpus", fair_share=False, records={})
+    assert starts(simulate(jobs, capacity=2, backfill="none", order=order)) == {
+        "A": 0, "C": 10, "B": 20,
+    }  # fmt: skip
+    assert starts(simulate(jobs, capacity=2, backfill="none")) == {"A": 0, "B": 10, "C": 20}
+
+
+def test_the_formula_comes_before_fair_share_and_fair_share_before_submit_order() -> None:
+    # One core; X runs 0-10. Y (ann, 1 core) and Z (bob, 1 core) tie on the formula `ncpus`;
+    # fair share then puts bob (usage 1) before ann (usage 1000).
+    jobs = [wide("X", "ann", 0, 1), wide("Y", "ann", 1, 1), wide("Z", "bob", 2, 1)]
+    order = pbs_order("ncpus", fair_share=True, records={"ann": 1000.0})
+    assert starts(simulate(jobs, capacity=1, backfill="none", order=order)) == {
+        "X": 0, "Z": 10, "Y": 20,
+    }  # fmt: skip
+    # Without fair_share the tie goes to submit order.
+    order = pbs_order("ncpus", fair_share=False, records={"ann": 1000.0})
+    assert starts(simulate(jobs, capacity=1, backfill="none", order=order)) == {
+        "X": 0, "Y": 10, "Z": 20,
+    }  # fmt: skip
+
+
+def test_a_formula_on_the_fairshare_factor_follows_the_usage() -> None:
+    # fairshare_factor is 2^-(tree usage / perc): bob, with less usage, scores higher.
+    jobs = [wide("X", "ann", 0, 1), wide("Y", "ann", 1, 1), wide("Z", "bob", 2, 1)]
+    order = pbs_order("fairshare_factor", fair_share=False, records={"ann": 1000.0})
+    assert starts(simulate(jobs, capacity=1, backfill="none", order=order)) == {
+        "X": 0, "Z": 10, "Y": 20,
+    }  # fmt: skip
