@@ -8,6 +8,7 @@ Children are kept newest first, as PBS prepends them (§1.2): `chain()` gives th
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -51,6 +52,7 @@ def percent(fairshare_perc: float) -> float:
     return float(_F32(fairshare_perc) * _F32(100))
 
 
+@functools.lru_cache(maxsize=1 << 18)  # a cycle checks every record's name again
 def is_valid_pbs_name(name: str) -> bool:
     """is_valid_pbs_name(name, 50): ASCII letters, digits and `.-_ :`, under 50 bytes."""
     return len(name) < USAGE_NAME_MAX and _PBS_NAME.fullmatch(name) is not None
