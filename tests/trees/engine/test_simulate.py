@@ -1,6 +1,8 @@
 """The replay's core (trees.engine.simulate): textbook schedules worked by hand, and properties
 on random traces."""
 
+import gc
+import random
 from collections.abc import Sequence
 
 import pytest
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from trees.engine.simulate import (
     Backfill,
     Schedule,
+    Scheduled,
     SimJob,
     job_id_key,
     simulate,
@@ -228,3 +231,96 @@ def test_fifos_shortcut_for_arrivals_changes_nothing(
 def test_easy_is_a_depth_of_one(jobs: list[SimJob]) -> None:
     easy = simulate(jobs, capacity=CAPACITY, backfill="easy", order=SubmitOrder())
     assert starts(easy) == starts(simulate(jobs, capacity=CAPACITY, backfill=1))
+
+
+def test_the_schedule_spans_the_first_submit_to_the_last_end() -> None:
+    schedule = simulate([job("1", 5, 10, 1), job("2", 7, 30, 1), job("3", 0, 0, 1)], capacity=1)
+    assert (schedule.first_submit, schedule.last_end) == (5, 45)  # 1 over 5-15, 2 over 15-45
+    empty = simulate([], capacity=1)
+    assert (empty.first_submit, empty.last_end) == (None, None)
+
+
+def test_job_ids_of_other_digits_are_text() -> None:
+    assert job_id_key("²") == (1, 0, "²")  # str.isdigit, but no number int() reads
+    assert job_id_key("0042") == (0, 42, "")
+
+
+def test_the_collector_is_left_as_it_was() -> None:
+    jobs = [job("1", 0, 10, 1)]
+    simulate(jobs, capacity=1)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        simulate(jobs, capacity=1)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def in_use(jobs: Sequence[Scheduled], moment: int) -> int:
+    return sum(placed.cores for placed in jobs if placed.start <= moment < placed.end)
+
+
+@given(traces)
+def test_greedy_leaves_no_waiting_job_that_fits(jobs: list[SimJob]) -> None:
+    schedule = simulate(jobs, capacity=CAPACITY, backfill="greedy")
+    moments = {placed.submit for placed in schedule.jobs} | {p.end for p in schedule.jobs}
+    for moment in moments:  # after each pass, every job still waiting is too big for the rest
+        free = CAPACITY - in_use(schedule.jobs, moment)
+        for placed in schedule.jobs:
+            if placed.submit <= moment < placed.start:
+                assert placed.cores > free
+
+
+@given(traces)
+def test_easy_starts_each_first_job_by_the_shadow_time_it_got(jobs: list[SimJob]) -> None:
+    """A job becomes first in submit order when every job before it has started; if it does
+    not fit then, the running jobs' estimated ends give its shadow time, and EASY's backfilling
+    must not push it past that."""
+    schedule = simulate(jobs, capacity=CAPACITY, backfill="easy")
+    rank = {one.job_id: (one.submit, job_id_key(one.job_id)) for one in jobs}
+    limit = {one.job_id: walltime_limit(one.run_time, one.requested_walltime) for one in jobs}
+    placed_in_order = sorted(schedule.jobs, key=lambda placed: rank[placed.job_id])
+    latest_before: int | None = None  # the latest start of the jobs before it in order
+    for placed in placed_in_order:
+        first_at = placed.submit if latest_before is None else max(placed.submit, latest_before)
+        latest_before = placed.start if latest_before is None else max(latest_before, placed.start)
+        if placed.start <= first_at:
+            continue  # it started as it became first, or backfilled before
+        # Running as it is weighed: started before, or at that pass but ahead of it in order.
+        running = [
+            other
+            for other in schedule.jobs
+            if other.start <= first_at < other.end
+            and (other.start < first_at or rank[other.job_id] < rank[placed.job_id])
+        ]
+        free = CAPACITY - sum(other.cores for other in running)
+        assert placed.cores > free  # it did not fit
+        estimated = sorted((other.start + limit[other.job_id], other.cores) for other in running)
+        shadow = next(
+            moment
+            for moment, _ in estimated
+            if free + sum(cores for end, cores in estimated if end <= moment) >= placed.cores
+        )
+        assert placed.start <= shadow
+
+
+@pytest.mark.parametrize("backfill", ["none", "greedy", "easy"])
+def test_fifos_shortcuts_hold_on_a_long_busy_queue(backfill: Backfill) -> None:
+    """Over a thousand jobs waiting at once, of every size: the shortcuts' index by core count,
+    and its lookups again after a start, beyond what the small random traces reach."""
+    rng = random.Random(26)
+    jobs = [
+        SimJob(
+            str(n),
+            "u",
+            n * 30,
+            rng.choice((60, 600, 3600, 36_000)),
+            rng.choice((1, 1, 1, 2, 4, 8, 16, 32, 48, 64)),
+            rng.choice((None, 600, 7200, 86_400)),
+        )
+        for n in range(1500)
+    ]
+    fifo = simulate(jobs, capacity=64, backfill=backfill)
+    assert fifo.jobs == simulate(jobs, capacity=64, backfill=backfill, order=SubmitOrder()).jobs
+    assert max(placed.start - placed.submit for placed in fifo.jobs) > 86_400  # it was busy
