@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -73,14 +75,21 @@ def _broker_connection() -> Any:
     )
 
 
+@contextmanager
+def _broker_reached() -> Iterator[Any]:
+    """A connection to the broker, made at once (kombu connects lazily) or raising."""
+    with _broker_connection() as broker:
+        broker.ensure_connection(max_retries=0)
+        yield broker
+
+
 def broker_health() -> Health:
     """A connection to the broker (for Redis, a PING on connecting)."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return _health(True, detail=EAGER)
     started = time.perf_counter()
     try:
-        with _broker_connection() as broker:
-            broker.ensure_connection(max_retries=0)
+        with _broker_reached() as broker:
             transport = broker.transport_cls
     except Exception:  # kombu's errors, and the transport library's beneath them
         logger.warning("health: the broker did not answer", exc_info=True)
@@ -95,8 +104,7 @@ def worker_health() -> Health:
         return _health(True, detail=EAGER)
     started = time.perf_counter()
     try:
-        with _broker_connection() as broker:
-            broker.ensure_connection(max_retries=0)
+        with _broker_reached() as broker:
             answers = app.control.ping(timeout=PING_SECONDS, limit=1, connection=broker)
     except Exception:
         logger.warning("health: the broker did not answer the ping", exc_info=True)
