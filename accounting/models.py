@@ -266,6 +266,43 @@ class JobPriorityHistory(models.Model):
         return f"{self.cluster_id}:{self.job_id}@{self.at:%Y-%m-%d %H:%M:%S}"
 
 
+class ScenarioState(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Scenario(models.Model):
+    """A what-if: the cluster's workload over a window replayed under its policy (the baseline)
+    and under a variant of it; its parameters, its progress while a worker runs it, and its
+    result (the `simulate --format json` document, without the jobs, plus the share series)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="scenarios")
+    title = models.CharField(max_length=200, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    parameters = models.JSONField(
+        help_text="order, backfill, from, until, cores and the variant's settings (KEY=VALUE)."
+    )
+    state = models.CharField(
+        max_length=8, choices=ScenarioState.choices, default=ScenarioState.QUEUED
+    )
+    progress = models.FloatField(default=0.0, help_text="From 0 to 1, while it runs.")
+    message = models.TextField(blank=True, help_text="Why it failed.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["cluster_id", "-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}: scenario {self.pk}"
+
+
 class Float32Field(models.FloatField[float, float]):
     """A float of IEEE single precision, as PBS keeps percentages and fairshare_tree_usage:
     PostgreSQL's `real`, 4 bytes, holds the engine's float32 values exactly."""

@@ -4,6 +4,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
@@ -117,6 +118,26 @@ class Cluster(models.Model):
         default=list,
         blank=True,
         help_text='PBS sched_config job_sort_key lines in order: [["ncpus", "HIGH"], ...].',
+    )
+    strict_ordering = models.BooleanField(
+        default=False,
+        help_text="PBS sched_config strict_ordering: jobs start in order, a blocked job waits"
+        " for room instead of being passed by any that fits.",
+    )
+    backfill = models.BooleanField(
+        default=True,
+        help_text="PBS sched_config backfill: with strict_ordering, jobs that delay no"
+        " reservation start ahead of the blocked ones.",
+    )
+    backfill_depth = models.PositiveIntegerField(
+        default=1,
+        help_text="PBS backfill_depth: how many blocked jobs get a reservation (0: none).",
+    )
+    cores = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="The cores jobs are placed on (the what-if's pool); empty: not known.",
     )
     server_attributes = models.JSONField(
         default=dict,
