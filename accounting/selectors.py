@@ -14,6 +14,7 @@ from django_stubs_ext import WithAnnotations
 
 from accounting.models import Cycle, FilesUpload, Job, NodeHistory, UploadRejection
 from accounting.parsers.records import JobState
+from accounting.whatif import StoredRun
 from trees.engine.accelerator import DEFAULT_WINDOW, FsJob
 from trees.engine.cycle import cycle_slot
 from trees.engine.times import epoch_seconds, epoch_time
@@ -474,3 +475,32 @@ def tree_at_get(*, cluster: Cluster, at: datetime) -> dict[int, NodeThen]:
         )
         found[node_id] = NodeThen(node_id, moment, shares.get(node_id), point)
     return found
+
+
+def whatif_runs_get(
+    *, cluster: Cluster, since: datetime | None, until: datetime | None
+) -> list[StoredRun]:
+    """The cluster's job runs that started and ended, submitted within [since, until) (a run's
+    submit: its ctime, else qtime, else its start), in submit order."""
+    runs = (
+        Job.objects.filter(cluster=cluster, run__gte=1, start__isnull=False, end__isnull=False)
+        .annotate(submitted=Coalesce("ctime", "qtime", "start"))
+        .order_by("submitted", "pk")
+    )
+    if since is not None:
+        runs = runs.filter(submitted__gte=since)
+    if until is not None:
+        runs = runs.filter(submitted__lt=until)
+    columns = runs.values_list(
+        "job_id", "run", "entity", "user", "account", "project", "group", "queue", "ncpus",
+        "requested_walltime", "walltime", "submitted", "start", "end",
+    )  # fmt: skip
+    return [
+        StoredRun(
+            *row[:11],
+            epoch_seconds(row[11]),
+            epoch_seconds(row[12]),
+            epoch_seconds(row[13]),
+        )
+        for row in columns.iterator(chunk_size=20_000)
+    ]

@@ -375,3 +375,19 @@ def parse_slurm_config(text: str) -> SlurmConfigFile:
     if not result.kinds:
         result.problems.append(ConfigProblem(0, "", NONE_FOUND))
     return result
+
+
+def multifactor_setting(config: MultifactorConfig, key: str, value: str) -> MultifactorConfig:
+    """`config` with one of the keys `scontrol show config` prints set to `value`, as this
+    reader reads it (a what-if's `--set PriorityWeightAge=1000`); ValueError saying why not."""
+    name = _KEYS.get(key.lower())
+    if name is None:
+        raise ValueError(
+            f"{key} is not one of the priority settings read ({', '.join(_KEYS.values())})"
+        )
+    reader = _Reader()
+    reader.config = config
+    reason = reader.apply(0, name, value.strip())
+    if reason:
+        raise ValueError(f"{name}: {reason}")
+    return reader.config

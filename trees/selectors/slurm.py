@@ -26,26 +26,35 @@ def slurm_state_get(*, cluster: Cluster) -> SlurmState:
     return slurm_state_of(cluster, stored_nodes_get(cluster=cluster))
 
 
-@collector_paused()  # 100,000 nodes' objects made at once: see trees/bulk.py
-def slurm_state_of(cluster: Cluster, nodes: Sequence[StoredNode]) -> SlurmState:
-    """The state of the cluster whose nodes are `nodes` as stored (a store reads them once)."""
+def slurm_associations_of(nodes: Sequence[StoredNode]) -> list[AssociationDef]:
+    """The associations of a Slurm cluster's stored nodes, in the nodes' order."""
     names = {node.id: node.name for node in nodes}
     associations = []
-    grp: dict[tuple[str, str | None], str] = {}
-    run: dict[tuple[str, str | None], str] = {}
     for node in nodes:
         slurm = node.slurm or SlurmValues()
         parent = names[node.parent_id] if node.parent_id is not None else None
         is_user = node.state.kind == NodeKind.USER
         shares = 1 if node.state.shares is None else node.state.shares
-        association = AssociationDef(
-            account=parent if is_user and parent is not None else node.name,
-            parent=parent,
-            user=node.name if is_user else None,
-            shares=USE_PARENT if slurm.shares_parent else shares,
-            usage=node.state.usage,
+        associations.append(
+            AssociationDef(
+                account=parent if is_user and parent is not None else node.name,
+                parent=parent,
+                user=node.name if is_user else None,
+                shares=USE_PARENT if slurm.shares_parent else shares,
+                usage=node.state.usage,
+            )
         )
-        associations.append(association)
+    return associations
+
+
+@collector_paused()  # 100,000 nodes' objects made at once: see trees/bulk.py
+def slurm_state_of(cluster: Cluster, nodes: Sequence[StoredNode]) -> SlurmState:
+    """The state of the cluster whose nodes are `nodes` as stored (a store reads them once)."""
+    associations = slurm_associations_of(nodes)
+    grp: dict[tuple[str, str | None], str] = {}
+    run: dict[tuple[str, str | None], str] = {}
+    for node, association in zip(nodes, associations, strict=True):
+        slurm = node.slurm or SlurmValues()
         if slurm.grp_tres_mins:
             grp[association.key] = slurm.grp_tres_mins
         if slurm.tres_run_mins:
