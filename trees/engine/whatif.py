@@ -175,8 +175,9 @@ class Targets:
 
 def targets_of(policy: Policy | None, jobs: Sequence[SimJob]) -> Targets:
     """The target shares of the jobs' entities and projects (`group`): PBS fairshare_perc (an
-    entity resource_group lacks is in `unknown`, as the scheduler puts it), Slurm NormShares
-    (a user's summed over its accounts), Accelerator the product of the weights' parts."""
+    entity resource_group lacks is in `unknown`, as the scheduler puts it), Slurm's classic
+    NormShares, the product of the shares' parts down the path (Fair Tree's are each level's
+    alone; a user's summed over its accounts), Accelerator the product of the weights' parts."""
     if policy is None:
         return Targets()
     entities = sorted({job.entity for job in jobs})
@@ -188,7 +189,7 @@ def targets_of(policy: Policy | None, jobs: Sequence[SimJob]) -> Targets:
         return Targets(_found(entities, tree.find, perc), _found(groups, tree.find, perc))
     if isinstance(policy, SlurmPolicy):
         stree = slurm.SlurmTree.build(policy.associations)
-        norm = slurm.compute(stree, slurm.Algorithm.FAIR_TREE).norm_shares.tolist()
+        norm = slurm.compute(stree, slurm.Algorithm.CLASSIC).norm_shares.tolist()
         entity: dict[str, float] = {}
         for job in {(job.group, job.entity) for job in jobs}:
             node = stree.find(*job)
