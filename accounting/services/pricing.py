@@ -77,8 +77,8 @@ def job_resources(job: Mapping[str, Any]) -> dict[str, float]:
 
 
 def sched_config_import(*, cluster_name: str, config: FairshareConfig) -> StoreSummary:
-    """Take the fairshare keys of a sched_config (PBS's defaults for keys it leaves unset); a
-    new fairshare_usage_res reprices every stored job run."""
+    """Take the fairshare and job-order keys of a sched_config (PBS's defaults for keys it
+    leaves unset); a new fairshare_usage_res reprices every stored job run."""
     if config.refused:
         raise ValidationError(config.refused)
     if not 0 < config.decay_time <= MAX_DECAY_TIME:  # timedelta overflows long before 1e24 s
@@ -95,6 +95,9 @@ def sched_config_import(*, cluster_name: str, config: FairshareConfig) -> StoreS
         cluster.unknown_shares = config.unknown_shares
         cluster.fair_share = config.fair_share
         cluster.by_queue = config.by_queue
+        cluster.strict_ordering = config.strict_ordering
+        cluster.backfill = config.backfill
+        cluster.backfill_depth = config.backfill_depth
         cluster.job_sort_key = [list(pair) for pair in config.job_sort_key]
         cluster.full_clean(exclude=["nodes"])
         cluster.save()

@@ -1,8 +1,17 @@
-"""The fairshare keys of PBS `sched_config` (parse.cpp parse_config and scan).
+"""The fairshare and job-order keys of PBS `sched_config` (parse.cpp parse_config and scan).
 
 A line is `name: value [prime_option]`; the value is one word or a quoted string, `#` and `*`
-start comments. Only the keys that shape the fairshare tree are read; the rest are counted as
-ignored. Unset keys take PBS's defaults.
+start comments. Only the keys that shape the fairshare tree or the job order are read; the rest
+are counted as ignored. Unset keys take PBS's defaults; of a key given twice, the last line that
+applies wins, as in parse_config.
+
+The policy switches and job_sort_key take a prime option (parse.cpp: all, prime, non_prime or
+none, in lower case or capitals; `none` puts the line in neither period). The dashboard keeps
+one period, non-prime time: PBS's shipped holidays file makes nights, weekends and holidays
+non-prime (110.5 of a week's 168 hours). Without a holidays file PBS is in prime time all day
+(prime.cpp is_prime_time); the dashboard does not follow that. A line for prime time only, or
+for none, is read (a bad value is still a problem) but not applied: `unapplied`. The other keys
+take no option; a word after their value is ignored, as PBS ignores it.
 """
 
 from __future__ import annotations
@@ -18,6 +27,10 @@ DEFAULT_ENTITY = "euser"
 DEFAULT_DECAY_TIME = 86400
 DEFAULT_DECAY_FACTOR = 0.5
 DEFAULT_UNKNOWN_SHARES = 0
+# PBS's server attribute backfill_depth (qmgr; parse.cpp has no such sched_config key): read
+# here too, so that one file can carry the whole policy.
+DEFAULT_BACKFILL_DEPTH = 1
+MAX_INT = 2**31 - 1  # what the database's integer columns hold
 # The longest decay time taken: ten years. Real sites decay within hours to weeks; past this the
 # dates of coming decays (the recovery projection's 400 decays) leave the calendar.
 MAX_DECAY_TIME = 10 * 366 * 86400
@@ -32,9 +45,26 @@ _KEYS = frozenset(
         "unknown_shares",
         "fair_share",
         "by_queue",
+        "strict_ordering",
+        "backfill",
+        "backfill_depth",
         "job_sort_key",
     }
 )
+_SWITCH_KEYS = ("fair_share", "by_queue", "strict_ordering", "backfill")
+_PRIME_OPTION_KEYS = frozenset({*_SWITCH_KEYS, "job_sort_key"})
+# parse.cpp's prime options, matched exactly (so `Prime` is refused), by the period they name.
+PRIME_OPTIONS = {
+    "all": "all",
+    "ALL": "all",
+    "prime": "prime",
+    "PRIME": "prime",
+    "non_prime": "non_prime",
+    "NON_PRIME": "non_prime",
+    "none": "none",
+    "NONE": "none",
+}
+APPLIED_PERIODS = frozenset({"all", "non_prime"})  # the dashboard is in non-prime time
 # The policies' switches as parse.cpp reads them (true/false, any case) and job_sort_key's
 # orders (parse.cpp:426-434).
 _SWITCHES = {"true": True, "false": False}
@@ -65,6 +95,20 @@ class ConfigProblem:
         return f"line {self.line}: {self.key}: {self.reason}"
 
 
+@dataclass(frozen=True)
+class UnappliedLine:
+    """A good line whose prime option puts it outside the period the dashboard keeps."""
+
+    line: int
+    key: str
+    period: str  # "prime" or "none"
+
+    def __str__(self) -> str:
+        if self.period == "none":
+            return f"{self.key} line {self.line} not applied: its option none puts it in no period"
+        return f"{self.key} {self.period}-only line {self.line} not applied"
+
+
 @dataclass
 class FairshareConfig:
     fairshare_usage_res: str = DEFAULT_USAGE_RES
@@ -72,13 +116,18 @@ class FairshareConfig:
     decay_time: int = DEFAULT_DECAY_TIME  # seconds
     decay_factor: float = DEFAULT_DECAY_FACTOR
     unknown_shares: int = DEFAULT_UNKNOWN_SHARES
-    # The job order's policies (parse.cpp's defaults: off); job_sort_key in file order.
+    # The job order's policies (parse.cpp's defaults: off but backfill); job_sort_key in file
+    # order.
     fair_share: bool = False
     by_queue: bool = False
+    strict_ordering: bool = False
+    backfill: bool = True
+    backfill_depth: int = DEFAULT_BACKFILL_DEPTH
     job_sort_key: list[tuple[str, str]] = field(default_factory=list)
     found: dict[str, int] = field(default_factory=dict)  # key -> line it was read from
     problems: list[ConfigProblem] = field(default_factory=list)
-    ignored: int = 0  # lines with keys that do not concern fairshare
+    unapplied: list[UnappliedLine] = field(default_factory=list)  # lines for another period
+    ignored: int = 0  # lines with keys not read here
     refused: str = ""  # why the file as a whole is not a sched_config (then nothing is read)
 
 
@@ -144,15 +193,14 @@ def parse_sched_config(source: BinaryIO | bytes) -> FairshareConfig:
         else:
             unread += 1
         name, rest = _scan(text, ":")
-        value, _ = _scan(rest, " ")  # the prime option after it (ALL, prime...) is not read
+        value, rest = _scan(rest, " ")
+        option, _ = _scan(rest, " ")
         if name is None or value is None:
             continue
         if name not in _KEYS:
             config.ignored += 1
-        elif problem := _apply(config, name, value):
-            config.problems.append(ConfigProblem(number, name, problem))
         else:
-            config.found[name] = number
+            _read_line(config, number, name, value, option)
     if unread and not settings:
         which = "its only line is not" if unread == 1 else f"none of its {unread} lines is"
         return FairshareConfig(refused=f"{which} `name: value`: not a sched_config")
@@ -164,6 +212,25 @@ def parse_sched_config(source: BinaryIO | bytes) -> FairshareConfig:
     if number and not settings and not comments:
         return FairshareConfig(refused="holds only blank lines: not a sched_config")
     return config
+
+
+def _read_line(
+    config: FairshareConfig, number: int, name: str, value: str, option: str | None
+) -> None:
+    """Take one line of the _KEYS, or say why not (`problems`, `unapplied`)."""
+    period = PRIME_OPTIONS.get(option or "all") if name in _PRIME_OPTION_KEYS else "all"
+    applied = period in APPLIED_PERIODS
+    # A line for another period is read into a scratch config: its value is checked, not kept.
+    if problem := _apply(config if applied else FairshareConfig(), name, value):
+        config.problems.append(ConfigProblem(number, name, problem))
+    elif period is None:  # PBS logs it and applies the line to both periods; not taken here
+        options = ", ".join(PRIME_OPTIONS)
+        reason = f"Invalid prime keyword {option!r}: give one of {options}"
+        config.problems.append(ConfigProblem(number, name, reason))
+    elif applied:
+        config.found[name] = number
+    else:
+        config.unapplied.append(UnappliedLine(number, name, period))
 
 
 def _apply(config: FairshareConfig, name: str, value: str) -> str | None:
@@ -195,7 +262,7 @@ def _apply(config: FairshareConfig, name: str, value: str) -> str | None:
                 "Valid values are between 0 and 1."
             )
         config.decay_factor = factor
-    elif name in ("fair_share", "by_queue"):
+    elif name in _SWITCH_KEYS:
         switch = _SWITCHES.get(value.lower())
         if switch is None:
             return f"{name} {value!r} is neither true nor false"
@@ -208,7 +275,15 @@ def _apply(config: FairshareConfig, name: str, value: str) -> str | None:
         key = "job_priority" if key == "sort_priority" else key
         config.job_sort_key.append((key, SORT_ORDERS[order.strip()]))
     elif name == "unknown_shares":
-        if not re.fullmatch(r"[0-9]+", value) or int(value) > 2**31 - 1:
+        if not _whole(value):
             return f"unknown_shares {value!r} is not a whole number of shares (0 or more)"
         config.unknown_shares = int(value)
+    elif name == "backfill_depth":
+        if not _whole(value):
+            return f"backfill_depth {value!r} is not a whole number of jobs (0 to {MAX_INT})"
+        config.backfill_depth = int(value)
     return None
+
+
+def _whole(value: str) -> bool:
+    return re.fullmatch(r"[0-9]+", value, re.ASCII) is not None and int(value) <= MAX_INT

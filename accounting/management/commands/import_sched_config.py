@@ -12,8 +12,11 @@ class Command(FairshareCommand):
     help = (
         "Take the fairshare keys of a PBS sched_config (fairshare_usage_res, fairshare_entity, "
         "fairshare_decay_time, fairshare_decay_factor, unknown_shares) and those that order "
-        "jobs (fair_share, by_queue, job_sort_key); unset keys get PBS's defaults, as the "
-        "scheduler would use."
+        "and start jobs (fair_share, by_queue, strict_ordering, backfill, job_sort_key, and "
+        "backfill_depth, the server's attribute, if the file sets it); unset keys get PBS's "
+        "defaults, as the scheduler would use. The dashboard keeps non-prime time: a line "
+        "without a prime option, or with all or non_prime, is taken; one with prime or none "
+        "is checked and listed as not applied."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -35,9 +38,14 @@ class Command(FairshareCommand):
             f", fairshare_entity {config.fairshare_entity}, decay_time {config.decay_time} s"
             f", decay_factor {config.decay_factor}, unknown_shares {config.unknown_shares}"
             f", fair_share {config.fair_share}, by_queue {config.by_queue}"
+            f", strict_ordering {config.strict_ordering}, backfill {config.backfill}"
+            f", backfill_depth {config.backfill_depth}"
             f", job_sort_key {_sort_keys(config.job_sort_key)}"
-            f" ({len(config.found)} keys read, {len(config.problems)} refused)"
+            f" ({len(config.found)} keys read, {len(config.problems)} refused"
+            f", {len(config.unapplied)} not applied)"
         )
+        for line in config.unapplied:
+            self.stdout.write(f"{path}: {line}")
 
 
 def _sort_keys(keys: list[tuple[str, str]]) -> str:

@@ -113,3 +113,52 @@ def test_a_file_of_another_kind_is_refused_and_makes_no_cluster(run: Run, tmp_pa
     assert ran.status == 1
     assert "nothing imported: line 1 holds control bytes: not a sched_config" in ran.err
     assert not Cluster.objects.filter(name="typo").exists()
+
+
+def test_it_takes_the_scheduling_policy_and_prints_it(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "sched_config"
+    path.write_text(
+        "# site\n"
+        "strict_ordering: true ALL\n"
+        "backfill: false non_prime\n"
+        "backfill_depth: 4\n" + "\n" * 7 + "strict_ordering: false prime\n"
+    )
+    ran = run("import_sched_config", str(path), "--cluster", "site")
+    assert (ran.status, ran.err) == (0, "")
+    assert ran.out == (
+        f"{path}: cluster site: fairshare_usage_res cput, fairshare_entity euser"
+        ", decay_time 86400 s, decay_factor 0.5, unknown_shares 0, fair_share False"
+        ", by_queue False, strict_ordering True, backfill False, backfill_depth 4"
+        ", job_sort_key none (3 keys read, 0 refused, 1 not applied)\n"
+        f"{path}: strict_ordering prime-only line 12 not applied\n"
+    )
+    cluster = Cluster.objects.get(name="site")
+    assert (cluster.strict_ordering, cluster.backfill, cluster.backfill_depth) == (True, False, 4)
+
+
+def test_it_prints_pbs_defaults_for_the_policy_left_unset(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "sched_config"
+    path.write_text("unknown_shares: 10\n")
+    ran = run("import_sched_config", str(path), "--cluster", "site")
+    assert ran.status == 0
+    assert ", strict_ordering False, backfill True, backfill_depth 1," in ran.out
+    assert ran.out.endswith("(1 keys read, 0 refused, 0 not applied)\n")
+
+
+def test_an_unknown_prime_option_or_bad_depth_is_named_and_not_applied(
+    run: Run, tmp_path: Path
+) -> None:
+    path = tmp_path / "sched_config"
+    path.write_text("fair_share: true Prime\nbackfill_depth: -1\nbackfill_depth: 1.5 ALL\n")
+    ran = run("import_sched_config", str(path), "--cluster", "site")
+    assert ran.status == 0
+    assert ran.err == (
+        f"{path}:1: fair_share: Invalid prime keyword 'Prime': give one of all, ALL, prime, PRIME"
+        ", non_prime, NON_PRIME, none, NONE\n"
+        f"{path}:2: backfill_depth: backfill_depth '-1' is not a whole number of jobs"
+        " (0 to 2147483647)\n"
+        f"{path}:3: backfill_depth: backfill_depth '1.5' is not a whole number of jobs"
+        " (0 to 2147483647)\n"
+    )
+    cluster = Cluster.objects.get(name="site")
+    assert (cluster.fair_share, cluster.backfill_depth) == (False, 1)

@@ -1,4 +1,5 @@
-"""accounting.services.pricing: a sched_config's decay time refused or taken as PBS takes it."""
+"""accounting.services.pricing: a sched_config's decay time refused or taken as PBS takes it,
+and its scheduling policy set on the cluster."""
 
 from datetime import timedelta
 
@@ -47,3 +48,25 @@ def test_sched_config_import_refuses_a_decay_time_it_cannot_store() -> None:
     with pytest.raises(ValidationError, match="decay_time 1000000000000000000000000 s is not"):
         sched_config_import(cluster_name="new", config=FairshareConfig(decay_time=10**24))
     assert not Cluster.objects.filter(name="new").exists()
+
+
+def test_sched_config_import_sets_strict_ordering_backfill_and_depth(site: Cluster) -> None:
+    config = parse_sched_config(
+        b"strict_ordering: true ALL\nbackfill: false non_prime\nbackfill_depth: 3\n"
+    )
+    sched_config_import(cluster_name="site", config=config)
+    cluster = cluster_get(name="site")
+    assert (cluster.strict_ordering, cluster.backfill, cluster.backfill_depth) == (True, False, 3)
+
+
+def test_keys_left_unset_or_for_prime_time_only_take_pbs_defaults(site: Cluster) -> None:
+    site.strict_ordering, site.backfill, site.backfill_depth = True, False, 5
+    site.save(update_fields=["strict_ordering", "backfill", "backfill_depth"])
+    config = parse_sched_config(b"strict_ordering: true prime\nbackfill: false none\n")
+    assert [(line.line, line.key) for line in config.unapplied] == [
+        (1, "strict_ordering"),
+        (2, "backfill"),
+    ]
+    sched_config_import(cluster_name="site", config=config)
+    cluster = cluster_get(name="site")
+    assert (cluster.strict_ordering, cluster.backfill, cluster.backfill_depth) == (False, True, 1)

@@ -11,6 +11,7 @@ from trees.formats.sched_config import (
     MAX_DECAY_TIME,
     ConfigProblem,
     FairshareConfig,
+    UnappliedLine,
     parse_decay_time,
     parse_sched_config,
 )
@@ -34,8 +35,15 @@ class TestDefaults:
             decay_time=86400,
             decay_factor=0.5,
             unknown_shares=0,
+            fair_share=False,
+            by_queue=False,
+            strict_ordering=False,
+            backfill=True,
+            backfill_depth=1,
+            job_sort_key=[],
             found={},
             problems=[],
+            unapplied=[],
             ignored=0,
         )
 
@@ -277,8 +285,9 @@ class TestOtherLines:
             "fair_share: true ALL\n"
             "unknown_shares: 5\n"
         )
-        assert config.ignored == 2  # round_robin and strict_ordering
-        assert config.found == {"by_queue": 2, "fair_share": 4, "unknown_shares": 5}
+        assert config.ignored == 1  # round_robin
+        assert config.found == {"strict_ordering": 3, "fair_share": 4, "unknown_shares": 5}
+        assert config.unapplied == [UnappliedLine(2, "by_queue", "prime")]
 
     def test_comments_and_blank_lines_are_skipped(self) -> None:
         config = parse(
@@ -411,7 +420,7 @@ class TestJobOrderKeys:
     def test_it_reads_fair_share_by_queue_and_the_sort_keys_in_order(self) -> None:
         config = parse(
             "fair_share: true ALL\n"
-            "by_queue: True prime\n"
+            "by_queue: True NON_PRIME\n"
             'job_sort_key: "ncpus HIGH" ALL\n'
             "job_sort_key: 'walltime low'\n"
             'job_sort_key: "sort_priority High"\n'
@@ -437,3 +446,188 @@ class TestJobOrderKeys:
         config = parse(f"job_sort_key: {value}\n")
         assert [problem.key for problem in config.problems] == ["job_sort_key"]
         assert config.job_sort_key == []
+
+    def test_an_unquoted_sort_key_is_named_for_its_value_not_for_its_second_word(self) -> None:
+        config = parse("job_sort_key: ncpus HIGH\n")  # parse.cpp reads HIGH as the prime option
+        assert config.problems == [
+            ConfigProblem(
+                1,
+                "job_sort_key",
+                'job_sort_key \'ncpus\': give "RESOURCE HIGH" or "RESOURCE LOW"',
+            )
+        ]
+        assert (config.job_sort_key, config.unapplied) == ([], [])
+
+
+class TestStrictOrderingAndBackfill:
+    def test_pbs_defaults_are_no_strict_ordering_backfill_on_and_depth_1(self) -> None:
+        config = parse("fair_share: true\n")
+        assert (config.strict_ordering, config.backfill, config.backfill_depth) == (False, True, 1)
+
+    @pytest.mark.parametrize(
+        ("value", "switch"),
+        [("true", True), ("TRUE", True), ("True", True), ("tRuE", True), ("false", False),
+         ("FALSE", False), ("False", False)],
+    )  # fmt: skip
+    def test_the_switches_are_true_or_false_in_any_case(self, value: str, switch: bool) -> None:
+        config = parse(f"strict_ordering: {value}\nbackfill: {value}\n")
+        assert (config.strict_ordering, config.backfill) == (switch, switch)
+        assert config.found == {"strict_ordering": 1, "backfill": 2}
+        assert config.problems == []
+
+    @pytest.mark.parametrize("value", ["yes", "1", "on", "truth"])
+    def test_a_switch_that_is_not_true_or_false_is_a_problem(self, value: str) -> None:
+        config = parse(f"backfill: {value} ALL\n")
+        assert config.problems == [
+            ConfigProblem(1, "backfill", f"backfill {value!r} is neither true nor false")
+        ]
+        assert (config.backfill, config.found) == (True, {})
+
+    @pytest.mark.parametrize(
+        ("value", "depth"), [("0", 0), ("1", 1), ("12", 12), ("2147483647", 2**31 - 1)]
+    )
+    def test_it_reads_a_backfill_depth_of_0_or_more(self, value: str, depth: int) -> None:
+        config = parse(f"backfill_depth: {value}\n")
+        assert (config.backfill_depth, config.found, config.problems) == (
+            depth,
+            {"backfill_depth": 1},
+            [],
+        )
+
+    @pytest.mark.parametrize("value", ["-1", "x", "1.5", "+3", "2147483648", "１"])
+    def test_it_refuses_a_backfill_depth_that_is_negative_or_not_whole(self, value: str) -> None:
+        config = parse(f"# depth\nbackfill_depth: {value}\n")
+        assert config.problems == [
+            ConfigProblem(
+                2,
+                "backfill_depth",
+                f"backfill_depth {value!r} is not a whole number of jobs (0 to 2147483647)",
+            )
+        ]
+        assert (config.backfill_depth, config.found) == (1, {})
+
+    def test_a_word_after_the_depth_is_ignored_as_it_takes_no_prime_option(self) -> None:
+        config = parse("backfill_depth: 3 prime\nbackfill_depth: 4 Whatever\n")
+        assert (config.backfill_depth, config.found) == (4, {"backfill_depth": 2})
+        assert (config.problems, config.unapplied) == ([], [])
+
+    def test_the_last_line_of_each_key_wins(self) -> None:
+        config = parse(
+            "strict_ordering: true\n"
+            "backfill: false\n"
+            "backfill_depth: 2\n"
+            "strict_ordering: false ALL\n"
+            "backfill: true non_prime\n"
+            "backfill_depth: 0\n"
+        )
+        assert (config.strict_ordering, config.backfill, config.backfill_depth) == (False, True, 0)
+        assert config.found == {"strict_ordering": 4, "backfill": 5, "backfill_depth": 6}
+
+
+class TestPrimeOption:
+    """The dashboard keeps non-prime time: all and non_prime lines apply, prime and none ones
+    are read and listed as not applied."""
+
+    @pytest.mark.parametrize("option", ["", "all", "ALL", "non_prime", "NON_PRIME"])
+    @pytest.mark.parametrize("key", ["fair_share", "by_queue", "strict_ordering"])
+    def test_a_line_for_all_or_non_prime_time_applies(self, key: str, option: str) -> None:
+        config = parse(f"{key}: true {option}\n")
+        assert getattr(config, key) is True
+        assert (config.found, config.unapplied, config.problems) == ({key: 1}, [], [])
+
+    @pytest.mark.parametrize(("option", "period"), [("prime", "prime"), ("PRIME", "prime"),
+                                                   ("none", "none"), ("NONE", "none")])  # fmt: skip
+    def test_a_line_for_prime_time_or_none_is_read_but_not_applied(
+        self, option: str, period: str
+    ) -> None:
+        config = parse(f"# site\nstrict_ordering: true {option}\nbackfill: false\t{option}\n")
+        assert (config.strict_ordering, config.backfill) == (False, True)
+        assert config.unapplied == [
+            UnappliedLine(2, "strict_ordering", period),
+            UnappliedLine(3, "backfill", period),
+        ]
+        assert (config.found, config.problems) == ({}, [])
+
+    def test_an_unapplied_line_says_which_and_why(self) -> None:
+        config = parse("\n" * 11 + "strict_ordering: true prime\nfair_share: true NONE\n")
+        assert [str(line) for line in config.unapplied] == [
+            "strict_ordering prime-only line 12 not applied",
+            "fair_share line 13 not applied: its option none puts it in no period",
+        ]
+
+    def test_a_prime_line_leaves_the_earlier_line_in_force(self) -> None:
+        config = parse(
+            "strict_ordering: true ALL\n"
+            "strict_ordering: false prime\n"
+            "fair_share: false non_prime\n"
+            "fair_share: true prime\n"
+        )
+        assert (config.strict_ordering, config.fair_share) == (True, False)
+        assert config.found == {"strict_ordering": 1, "fair_share": 3}
+        assert config.unapplied == [
+            UnappliedLine(2, "strict_ordering", "prime"),
+            UnappliedLine(4, "fair_share", "prime"),
+        ]
+
+    def test_openpbs_default_by_queue_lines_read_as_on(self) -> None:
+        config = parse("by_queue: True\t\tprime\nby_queue: True\t\tnon_prime\n")
+        assert (config.by_queue, config.found) == (True, {"by_queue": 2})
+        assert config.unapplied == [UnappliedLine(1, "by_queue", "prime")]
+
+    def test_a_sort_key_line_takes_the_option_too(self) -> None:
+        config = parse(
+            'job_sort_key: "ncpus HIGH" prime\n'
+            'job_sort_key: "walltime LOW" NON_PRIME\n'
+            'job_sort_key: "mem HIGH" none\n'
+        )
+        assert config.job_sort_key == [("walltime", "LOW")]
+        assert config.found == {"job_sort_key": 2}
+        assert config.unapplied == [
+            UnappliedLine(1, "job_sort_key", "prime"),
+            UnappliedLine(3, "job_sort_key", "none"),
+        ]
+
+    @pytest.mark.parametrize("option", ["Prime", "nonprime", "non-prime", "All", "both", "#"])
+    def test_an_unknown_option_is_a_problem_and_the_key_is_not_set(self, option: str) -> None:
+        config = parse(f"# site\n\nstrict_ordering: true {option}\nbackfill: false {option}\n")
+        options = "all, ALL, prime, PRIME, non_prime, NON_PRIME, none, NONE"
+        assert config.problems == [
+            ConfigProblem(
+                3, "strict_ordering", f"Invalid prime keyword {option!r}: give one of {options}"
+            ),
+            ConfigProblem(
+                4, "backfill", f"Invalid prime keyword {option!r}: give one of {options}"
+            ),
+        ]
+        assert (config.strict_ordering, config.backfill) == (False, True)
+        assert (config.found, config.unapplied) == ({}, [])
+
+    def test_an_unknown_option_problem_names_line_key_and_option(self) -> None:
+        config = parse("fair_share: true Prime\n")
+        assert str(config.problems[0]) == (
+            "line 1: fair_share: Invalid prime keyword 'Prime': give one of all, ALL, prime,"
+            " PRIME, non_prime, NON_PRIME, none, NONE"
+        )
+
+    def test_a_bad_value_on_a_prime_line_is_a_problem_not_an_unapplied_line(self) -> None:
+        config = parse("fair_share: maybe prime\nbackfill: yes Prime\n")
+        assert config.problems == [
+            ConfigProblem(1, "fair_share", "fair_share 'maybe' is neither true nor false"),
+            ConfigProblem(2, "backfill", "backfill 'yes' is neither true nor false"),
+        ]
+        assert config.unapplied == []
+
+    @pytest.mark.parametrize("option", ["prime", "none", "Prime"])
+    def test_keys_without_a_prime_option_ignore_the_word_after_their_value(
+        self, option: str
+    ) -> None:
+        config = parse(
+            f"fairshare_decay_factor: 0.25 {option}\nunknown_shares: 7 {option}\n"
+            f"fairshare_usage_res: ncpus {option}\n"
+        )
+        assert (config.decay_factor, config.unknown_shares, config.fairshare_usage_res) == (
+            0.25,
+            7,
+            "ncpus",
+        )
+        assert (config.problems, config.unapplied) == ([], [])

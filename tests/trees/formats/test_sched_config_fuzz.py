@@ -62,6 +62,9 @@ VALUE_OF = {
     "unknown_shares": "unknown_shares",
     "fair_share": "fair_share",
     "by_queue": "by_queue",
+    "strict_ordering": "strict_ordering",
+    "backfill": "backfill",
+    "backfill_depth": "backfill_depth",
     "job_sort_key": "job_sort_key",
 }
 
@@ -106,4 +109,5 @@ def test_the_full_seed_reads_its_keys_and_skips_the_others() -> None:
     config = parse_sched_config(FULL)
     assert (config.refused, config.problems) == ("", [])
     assert (config.fairshare_entity, config.decay_time) == ("Account_Name", 168 * 3600)
-    assert config.ignored >= 21
+    assert (config.strict_ordering, config.by_queue, config.fair_share) == (False, True, True)
+    assert config.ignored >= 20
