@@ -10,7 +10,6 @@ from accounting.entities import swf_named
 from accounting.parsers.records import JobRecord, RejectedLine
 from accounting.parsers.swf import SwfReader
 from trees.engine.simulate import SimJob
-from trees.models import Scheduler
 
 
 @dataclass
@@ -70,12 +69,12 @@ class StoredRun:
     end: int
 
 
-def stored_sim_job(row: StoredRun, scheduler: str) -> SimJob:
+def stored_sim_job(row: StoredRun, *, pbs: bool) -> SimJob:
     """A stored run as the replay takes it: PBS's entity and project; Slurm's user and account
-    (its association); Accelerator's user and FairShare group."""
+    (its association), Accelerator's user and FairShare group."""
     run_time = row.walltime if row.walltime is not None else row.end - row.start
     job_id = row.job_id if row.run <= 1 else f"{row.job_id}.{row.run}"
-    if scheduler == Scheduler.PBS:
+    if pbs:
         entity, group = row.entity, row.project or row.account or row.group
     else:
         entity, group = row.user, row.account

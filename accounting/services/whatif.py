@@ -23,7 +23,7 @@ from trees.engine.simulate import Backfill, SimJob
 from trees.engine.times import epoch_seconds
 from trees.engine.whatif import ORDERS, Order, PbsPolicy, Policy, WhatIf, run_whatif
 from trees.formats.whatif import SettingError, apply_settings, parse_backfill, whatif_document
-from trees.models import Cluster
+from trees.models import Cluster, Scheduler
 from trees.selectors.whatif import whatif_policy_get
 
 # A worker writes a scenario's progress at most this often (seconds).
@@ -137,7 +137,8 @@ def _jobs(
         ]
     assert cluster is not None  # a what-if has a cluster or a trace
     runs = whatif_runs_get(cluster=cluster, since=parameters.since, until=parameters.until)
-    return [stored_sim_job(run, cluster.scheduler) for run in runs]
+    pbs = cluster.scheduler == Scheduler.PBS
+    return [stored_sim_job(run, pbs=pbs) for run in runs]
 
 
 def _in_tree_projects(jobs: list[SimJob], policy: PbsPolicy) -> list[SimJob]:
