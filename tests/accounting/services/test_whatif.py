@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from accounting.models import Scenario, ScenarioState
+from accounting.models import Job, Scenario, ScenarioState
 from accounting.services.whatif import (
     WhatIfError,
     WhatIfParameters,
@@ -18,6 +18,7 @@ from accounting.services.whatif import (
     whatif_run,
 )
 from tests.accounting.services.test_cycles import T0, at, job, site
+from tests.accounting.services.test_cycles_slurm import slurm_job, slurm_site
 from trees.models import Cluster
 
 pytestmark = pytest.mark.django_db
@@ -158,3 +159,24 @@ def test_a_scenario_is_checked_before_it_is_saved(
     with pytest.raises(WhatIfError, match=message):
         scenario_create(cluster=busy, parameters=parameters)
     assert not Scenario.objects.exists()
+
+
+def test_a_slurm_cluster_replays_its_associations_by_user_and_account() -> None:
+    # Two cores. chem:ann's 2-core job runs T0 to T0+600; chem:cat, then phys:bob, queue a
+    # 2-core job at T0+10 and T0+20. Without weights Slurm goes in submit order (cat first);
+    # with a FairShare weight, Fair Tree puts phys (no usage) ahead of chem.
+    cluster = slurm_site(cores=2)
+    slurm_job(cluster, "1", "chem:ann", T0, T0 + 600, 2)
+    slurm_job(cluster, "2", "chem:cat", T0 + 600, T0 + 700, 2)
+    slurm_job(cluster, "3", "phys:bob", T0 + 700, T0 + 800, 2)
+    for job_id, submit in (("2", T0 + 10), ("3", T0 + 20)):
+        Job.objects.filter(cluster=cluster, job_id=job_id).update(ctime=at(submit))
+    parameters = WhatIfParameters(settings=("PriorityWeightFairShare=1000",))
+    document = whatif_run(cluster=cluster, parameters=parameters, with_jobs=True).document
+    order = {side: sorted(starts(document, side), key=starts(document, side).get)
+             for side in ("baseline", "variant")}  # fmt: skip
+    assert order == {"baseline": ["1", "2", "3"], "variant": ["1", "3", "2"]}
+    assert [row["entity"] for row in document["entities"]] == ["ann", "bob", "cat"]
+    assert [row["project"] for row in document["projects"]] == ["chem", "phys"]
+    targets = {row["entity"]: row["target_share"] for row in document["entities"]}
+    assert targets == pytest.approx({"ann": 1 / 3, "cat": 1 / 3, "bob": 1 / 3})
