@@ -173,8 +173,7 @@ def test_a_slurm_cluster_replays_its_associations_by_user_and_account() -> None:
         Job.objects.filter(cluster=cluster, job_id=job_id).update(ctime=at(submit))
     parameters = WhatIfParameters(settings=("PriorityWeightFairShare=1000",))
     document = whatif_run(cluster=cluster, parameters=parameters, with_jobs=True).document
-    order = {side: sorted(starts(document, side), key=starts(document, side).get)
-             for side in ("baseline", "variant")}  # fmt: skip
+    order = {side: list(starts(document, side)) for side in ("baseline", "variant")}  # start order
     assert order == {"baseline": ["1", "2", "3"], "variant": ["1", "3", "2"]}
     assert [row["entity"] for row in document["entities"]] == ["ann", "bob", "cat"]
     assert [row["project"] for row in document["projects"]] == ["chem", "phys"]
