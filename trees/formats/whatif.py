@@ -134,33 +134,42 @@ def _switch(value: str) -> bool:
 
 def _with_shares(policy: Policy, name: str, shares: int) -> Policy:
     if isinstance(policy, PbsPolicy):
+        at = _only(name, [i for i, group in enumerate(policy.groups) if group.name == name])
+        if at is None:
+            raise ValueError(f"resource_group has no entity {name!r}")
         groups = list(policy.groups)
-        for index, group in enumerate(groups):
-            if group.name == name:
-                groups[index] = replace(group, shares=shares)
-                return replace(policy, groups=tuple(groups))
-        raise ValueError(f"resource_group has no entity {name!r}")
+        groups[at] = replace(groups[at], shares=shares)
+        return replace(policy, groups=tuple(groups))
     if isinstance(policy, SlurmPolicy):
         account, _, user = name.partition("/")
-        associations = list(policy.associations)
-        found = [
-            index
-            for index, a in enumerate(associations)
-            if (a.account == account and a.user == (user or None))
-            or (not user and a.user == account)
-        ]
-        if not found:
+        at = _only(
+            name,
+            [
+                index
+                for index, a in enumerate(policy.associations)
+                if (a.account == account and a.user == (user or None))
+                or (not user and a.user == account)
+            ],
+        )
+        if at is None:
             raise ValueError(f"no account or user {name!r} among the associations")
-        if len(found) > 1:
-            raise ValueError(f"user {name!r} is in several accounts: name it ACCOUNT/{name}")
-        associations[found[0]] = replace(associations[found[0]], shares=shares)
+        associations = list(policy.associations)
+        associations[at] = replace(associations[at], shares=shares)
         return replace(policy, associations=tuple(associations))
+    at = _only(name, [i for i, group in enumerate(policy.groups) if group.path == name])
+    if at is None:
+        raise ValueError(f"no FairShare group {name!r}")
     fs_groups = list(policy.groups)
-    for index, fs_group in enumerate(fs_groups):
-        if fs_group.path == name:
-            fs_groups[index] = replace(fs_group, weight=shares)
-            return replace(policy, groups=tuple(fs_groups))
-    raise ValueError(f"no FairShare group {name!r}")
+    fs_groups[at] = replace(fs_groups[at], weight=shares)
+    return replace(policy, groups=tuple(fs_groups))
+
+
+def _only(name: str, found: list[int]) -> int | None:
+    """The one place `name` names; None for none (a Slurm user in several accounts is asked
+    for by ACCOUNT/USER)."""
+    if len(found) > 1:
+        raise ValueError(f"user {name!r} is in several accounts: name it ACCOUNT/{name}")
+    return found[0] if found else None
 
 
 def _pbs_setting(policy: PbsPolicy, key: str, value: str) -> PbsPolicy:
