@@ -139,6 +139,18 @@ class Cluster(models.Model):
         validators=[MinValueValidator(1)],
         help_text="The cores jobs are placed on (the what-if's pool); empty: not known.",
     )
+    gpus = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="The GPUs jobs are placed on (the what-if's GPU pool); empty: not counted.",
+    )
+    compute_nodes = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="The nodes jobs are placed on (the what-if's node pool); empty: not counted.",
+    )
     server_attributes = models.JSONField(
         default=dict,
         blank=True,
