@@ -21,7 +21,15 @@ from trees.engine.pbs import ROOT_ALIAS, TREEROOT
 from trees.engine.schedule_metrics import calibration_sentence
 from trees.engine.simulate import Backfill, SimJob
 from trees.engine.times import epoch_seconds
-from trees.engine.whatif import ORDERS, Order, PbsPolicy, Policy, WhatIf, run_whatif
+from trees.engine.whatif import (
+    ORDERS,
+    Order,
+    PbsPolicy,
+    Policy,
+    SlurmPolicy,
+    WhatIf,
+    run_whatif,
+)
 from trees.formats.whatif import SettingError, apply_settings, parse_backfill, whatif_document
 from trees.models import Cluster, Scheduler
 from trees.selectors.whatif import whatif_policy_get
@@ -94,6 +102,9 @@ def whatif_run(
     order = parameters.order or ("policy" if policy is not None else "fifo")
     if order == "policy" and policy is None:
         raise WhatIfError("--order policy needs --cluster: a trace alone has no policy")
+    capacity = _capacity(cluster, parameters, trace)
+    if isinstance(policy, SlurmPolicy) and not policy.cluster_cpus:
+        policy = replace(policy, cluster_cpus=capacity)  # the job size factor's whole
     try:
         variant = apply_settings(policy, parameters.settings)
     except SettingError as error:
@@ -101,7 +112,6 @@ def whatif_run(
     jobs = _jobs(cluster, parameters, trace)
     if isinstance(policy, PbsPolicy):
         jobs = _in_tree_projects(jobs, policy)
-    capacity = _capacity(cluster, parameters, trace)
     if not jobs:
         raise WhatIfError(_no_jobs(cluster, parameters, trace))
     try:
