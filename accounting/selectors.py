@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypedDict
 
-from django.db.models import Count, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, F, FloatField, Max, Min, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Cast, Coalesce
 from django_stubs_ext import WithAnnotations
 
-from accounting.models import Cycle, FilesUpload, Job, NodeHistory, UploadRejection
+from accounting.models import Cycle, FilesUpload, Job, NodeHistory, Scenario, UploadRejection
 from accounting.parsers.records import JobState
 from accounting.whatif import StoredRun
 from trees.engine.accelerator import DEFAULT_WINDOW, FsJob
@@ -504,3 +504,33 @@ def whatif_runs_get(
         )
         for row in columns.iterator(chunk_size=20_000)
     ]
+
+
+def whatif_submits_get(*, cluster: Cluster) -> tuple[datetime, datetime] | None:
+    """The first and the last submit of the job runs a what-if replays (started and ended,
+    submitted as whatif_runs_get reads it); None without any."""
+    span = (
+        Job.objects.filter(cluster=cluster, run__gte=1, start__isnull=False, end__isnull=False)
+        .annotate(submitted=Coalesce("ctime", "qtime", "start"))
+        .aggregate(first=Min("submitted"), last=Max("submitted"))
+    )
+    if span["first"] is None or span["last"] is None:
+        return None
+    return span["first"], span["last"]
+
+
+def scenarios_get(*, cluster: Cluster) -> QuerySet[Scenario]:
+    """The cluster's saved what-ifs, newest first, with who made them (not their results)."""
+    return (
+        Scenario.objects.filter(cluster=cluster)
+        .select_related("created_by")
+        .defer("result")
+        .order_by("-created_at", "-pk")
+    )
+
+
+def scenario_get(*, cluster: Cluster, scenario_id: int) -> Scenario:
+    """The what-if of that id on the cluster (Scenario.DoesNotExist for another cluster's)."""
+    return Scenario.objects.select_related("cluster", "created_by").get(
+        pk=scenario_id, cluster=cluster
+    )

@@ -13,6 +13,7 @@ from accounting.selectors import clusters_due, cycle_slot_of
 from accounting.services.cycles import cycle_run
 from accounting.services.history import history_roll_up, history_upkeep
 from accounting.services.upload_runs import files_upload_run, uploads_clean
+from accounting.services.whatif import scenario_run
 from fairshare_site.celery import RETRIED
 from trees.models import Cluster
 from trees.selectors.clusters import cluster_queue_get
@@ -85,3 +86,18 @@ def clean_uploads() -> dict[str, int]:
     """Remove what uploads left behind (the beat calls this hourly)."""
     cleaned = uploads_clean(now=timezone.now())
     return {"folders_removed": cleaned.folders_removed, "uploads_failed": cleaned.uploads_failed}
+
+
+# A year of a big site's jobs replays in minutes (docs/whatif.md): more than the default limits,
+# still within the broker's visibility timeout, after which the message would be sent again.
+WHATIF_TIME_LIMIT = 1800
+
+
+@shared_task(  # type: ignore[untyped-decorator]
+    **RETRIED, time_limit=WHATIF_TIME_LIMIT, soft_time_limit=WHATIF_TIME_LIMIT - 60
+)
+def run_scenario(scenario_id: int) -> dict[str, Any]:
+    """Run a saved what-if (the What-if page and the API queue it); a done one is not run
+    again."""
+    scenario = scenario_run(scenario_id=scenario_id)
+    return {"scenario": scenario.pk, "state": scenario.state, "message": scenario.message}
