@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from accounting.models import FilesUpload
 from tests.cast import login, node
-from tests.trees.views.test_permissions import JOB, MATRIX
+from tests.trees.views.test_permissions import JOB, MATRIX, scenario_made
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
@@ -43,6 +43,7 @@ def test_no_hostile_value_gives_a_500(client: Client, name: str) -> None:
         theirs=node("hpc", "gravwaves").pk,
         upload=done.pk,
         job=JOB,
+        scenario=scenario_made(node("hpc", "physics").cluster).pk,
     )
     base, _, fixed = path.partition("?")
     for parameter in PARAMETERS:

@@ -15,7 +15,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
-from accounting.models import FilesUpload
+from accounting.models import FilesUpload, Scenario
 from tests.cast import node
 from tests.trees.queue_site import queued_job_made
 from tests.trees.views.accelerator_seed import seed_site_made
@@ -91,6 +91,9 @@ MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
     "accounting:upload": ("/imports/{upload}/", ADMINS, ADMINS),
     "accounting:upload-state": ("/imports/{upload}/state.json", ADMINS, ADMINS),
     "accounting:upload-rejects": ("/imports/{upload}/rejected.csv", ADMINS, ADMINS),
+    "accounting:whatif": ("/clusters/hpc/whatif/", ADMINS, ADMINS),
+    "accounting:scenario": ("/clusters/hpc/whatif/{scenario}/", ADMINS, ADMINS),
+    "accounting:scenario-state": ("/clusters/hpc/whatif/{scenario}/state.json", ADMINS, ADMINS),
     # Prometheus's: a metrics token, an allowed address, or an admin's session.
     "metrics": ("/metrics", (401, 403, 403, 403, 200), (401, 403, 403, 403, 200)),
     # A site's monitoring, without a login (under the test settings no broker: healthy).
@@ -100,6 +103,11 @@ MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
     # Whether the demo's cycles are late by now depends on the clock: one answer for all.
     "health-beat": ("/healthz/beat", ALIKE, ALIKE),
 }
+
+
+def scenario_made(cluster: Cluster) -> Scenario:
+    """A what-if of the cluster, queued."""
+    return Scenario.objects.create(cluster=cluster, parameters={"cores": 64, "settings": []})
 
 
 def url_names(patterns: list[Any], namespace: str = "") -> set[str]:
@@ -132,7 +140,11 @@ def test_who_gets_what(name: str, private: bool) -> None:
     gravwaves = node("hpc", "gravwaves")
     queued_job_made(gravwaves.cluster, JOB, "gravwaves", "nobody", 8, 3600, timezone.now())
     url = path.format(
-        mine=node("hpc", "cond-matter").pk, theirs=gravwaves.pk, upload=done.pk, job=JOB
+        mine=node("hpc", "cond-matter").pk,
+        theirs=gravwaves.pk,
+        upload=done.pk,
+        job=JOB,
+        scenario=scenario_made(gravwaves.cluster).pk,
     )
     got = []
     for person in PEOPLE:
@@ -166,6 +178,13 @@ ACCELERATOR_MATRIX: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
     "trees:audit": ("/clusters/{cluster}/audit/", ADMINS, ADMINS),
     "trees:settings": ("/clusters/{cluster}/settings/", ADMINS, ADMINS),
     "accounting:import": ("/clusters/{cluster}/import/", ADMINS, ADMINS),
+    "accounting:whatif": ("/clusters/{cluster}/whatif/", ADMINS, ADMINS),
+    "accounting:scenario": ("/clusters/{cluster}/whatif/{scenario}/", ADMINS, ADMINS),
+    "accounting:scenario-state": (
+        "/clusters/{cluster}/whatif/{scenario}/state.json",
+        ADMINS,
+        ADMINS,
+    ),
     **{
         name: (path, NOT_ACCELERATOR, NOT_ACCELERATOR)
         for name, path in (
@@ -213,6 +232,7 @@ def test_who_gets_what_on_an_accelerator_cluster(private: bool, tmp_path: Path) 
                               node_id=groups["/class/vcs"], role=Role.MEMBER)  # fmt: skip
     Membership.objects.create(user=User.objects.get(username="carol"),
                               node_id=groups["/class"], role=Role.MANAGER)  # fmt: skip
+    scenario = scenario_made(cluster)
     clients = [Client()]
     for person in PEOPLE[1:]:
         clients.append(Client())
@@ -220,7 +240,10 @@ def test_who_gets_what_on_an_accelerator_cluster(private: bool, tmp_path: Path) 
     wrong = []
     for name, (path, when_off, when_on) in sorted(ACCELERATOR_MATRIX.items()):
         url = path.format(
-            cluster=cluster.name, mine=groups["/class/vcs"], theirs=groups["/class/hsim"]
+            cluster=cluster.name,
+            mine=groups["/class/vcs"],
+            theirs=groups["/class/hsim"],
+            scenario=scenario.pk,
         )
         got = tuple(client.get(url).status_code for client in clients)
         expected = when_on if private else when_off
