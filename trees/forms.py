@@ -174,6 +174,13 @@ class ClusterSettingsForm(forms.Form):
         " running excess (Accelerator's default 10: the last window counts ten times more than"
         " what runs now).",
     )
+    cores = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=INT_MAX,
+        help_text="The cores the jobs are placed on: the pool a what-if replays them on."
+        " Empty: not known (each what-if then gives its own).",
+    )
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=2000)
 
     def __init__(self, data: Any = None, *, cluster: Cluster) -> None:

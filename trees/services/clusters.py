@@ -43,8 +43,9 @@ def cluster_get_or_create(*, name: str, scheduler: str = Scheduler.PBS) -> tuple
 
 
 # What an admin sets on a cluster's settings page, by scheduler: who reads the usage, how it
-# decays, how often the cycle runs (PBS: and what a cycle charges of a job, usage_recording).
-# The rest of the policy comes from the scheduler's files.
+# decays, how often the cycle runs (PBS: and what a cycle charges of a job, usage_recording),
+# and the cores a what-if replays the jobs on. The rest of the policy comes from the
+# scheduler's files.
 CLUSTER_SETTINGS = {
     Scheduler.PBS: (
         "private_usage",
@@ -52,13 +53,15 @@ CLUSTER_SETTINGS = {
         "decay_factor",
         "scheduler_iteration",
         "usage_recording",
+        "cores",
     ),
-    Scheduler.SLURM: ("private_usage", "priority_decay_half_life", "priority_calc_period"),
+    Scheduler.SLURM: ("private_usage", "priority_decay_half_life", "priority_calc_period", "cores"),
     Scheduler.ACCELERATOR: (
         "private_usage",
         "scheduler_iteration",
         "fairshare_relative",
         "fairshare_relative_alpha",
+        "cores",
     ),
 }
 
@@ -123,7 +126,10 @@ def settings_audited_set(
 
 
 def _setting_text(value: object) -> str:
-    """A setting as the audit shows it: times in seconds, switches on or off."""
+    """A setting as the audit shows it: times in seconds, switches on or off, none as "not
+    set"."""
+    if value is None:
+        return "not set"
     if isinstance(value, timedelta):
         seconds = value.total_seconds()
         return f"{int(seconds) if seconds.is_integer() else seconds} s"

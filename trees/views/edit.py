@@ -8,7 +8,7 @@ from sshare here, so their shares are not edited here (404).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -17,6 +17,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import EmptyPage, Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 
 from trees.access import access_get
@@ -115,7 +116,8 @@ def node_edit(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
     if preview.edited.problems:
         forms.attach(rows, preview.edited.problems)
         return _page(request, cluster, node, forms)
-    return _page(request, cluster, node, forms, preview=preview, digest=digest)
+    simulate = _simulation(cluster, node, here, edits)
+    return _page(request, cluster, node, forms, preview=preview, digest=digest, simulate=simulate)
 
 
 def audit_page(request: HttpRequest, name: str) -> HttpResponse:
@@ -157,6 +159,11 @@ def resource_group_download(request: HttpRequest, name: str) -> HttpResponse:
     response = HttpResponse(text, content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="resource_group"'
     return response
+
+
+class _Simulation(NamedTuple):
+    url: str  # "": the edit changes no share
+    left_out: int  # the edit's other changes, which a what-if does not replay
 
 
 class _Forms:
@@ -218,6 +225,24 @@ def _changed(
     return _page(request, cluster, node, forms, changes_since=changes, yours=edits)
 
 
+def _simulation(cluster: Cluster, node: Node, here: str, edits: list[ChildEdit]) -> _Simulation:
+    """The What-if form's address with the edit's share changes as `shares:NAME=N` settings.
+    A rename, move, addition or removal is no setting of a what-if: left out, and counted."""
+    now = {child.name: child.shares for child in defined_children_get(node=node)}
+    settings, left_out = [], 0
+    for edit in edits:
+        kept = edit.original == edit.name and edit.parent == here and not edit.remove
+        if kept and edit.original in now:
+            if now[edit.original] != edit.shares:
+                settings.append(f"shares:{edit.name}={edit.shares}")
+        else:
+            left_out += 1
+    if not settings:
+        return _Simulation("", left_out)
+    query = urlencode([("set", text) for text in settings])
+    return _Simulation(f"{reverse('accounting:whatif', args=[cluster.name])}?{query}", left_out)
+
+
 def _existing(cluster: Cluster, changes: Any) -> set[int]:
     """The ids of the changed nodes still in the tree (their names link to their pages)."""
     ids = {change.node_id for change in changes if change.node_id is not None}
@@ -234,6 +259,7 @@ def _page(
     digest: str = "",
     changes_since: list[ShareChange] | None = None,
     yours: list[ChildEdit] | None = None,
+    simulate: _Simulation | None = None,
 ) -> HttpResponse:
     parents = group_names_get(cluster=cluster, limit=MAX_PARENTS_LISTED)
     form = forms.form
@@ -260,6 +286,7 @@ def _page(
             "digest": digest,
             "changes_since": changes_since,
             "yours": yours,
+            "simulate": simulate,
             "explain": EXPLANATIONS,
         },
         status=409 if changes_since is not None else 200,

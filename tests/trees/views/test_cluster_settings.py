@@ -162,3 +162,24 @@ def test_usage_recording_is_a_pbs_setting_only(client: Client, pbs: Cluster) -> 
         )
     client.force_login(login_set(username="alice", password="pw", admin=True))
     assert "usage_recording" not in client.get("/clusters/fairtree/settings/").content.decode()
+
+
+def test_an_admin_sets_the_cores_a_what_if_replays_on(client: Client, pbs: Cluster) -> None:
+    client.force_login(login_set(username="alice", password="pw", admin=True))
+    page = client.get("/clusters/hpc/settings/").content.decode()
+    assert '<input type="number" name="cores" min="1" max="2147483647"' in page
+    kept = {"decay_interval": "86400", "decay_factor": "0.5", "scheduler_iteration": "600",
+            "usage_recording": "exact"}  # fmt: skip
+    refused = client.post("/clusters/hpc/settings/", kept | {"cores": "0", "reason": "x"})
+    assert refused.status_code == 400
+    assert "Ensure this value is greater than or equal to 1." in refused.content.decode()
+    answer = client.post("/clusters/hpc/settings/", kept | {"cores": "6656", "reason": "52 x 128"})
+    assert answer.status_code == 302
+    assert Cluster.objects.get(pk=pbs.pk).cores == 6656
+    cleared = client.post("/clusters/hpc/settings/", kept | {"cores": "", "reason": "unknown"})
+    assert cleared.status_code == 302
+    assert Cluster.objects.get(pk=pbs.pk).cores is None
+    changes = list(
+        SettingChange.objects.order_by("pk").values_list("setting", "old_value", "new_value")
+    )
+    assert changes == [("cores", "not set", "6656"), ("cores", "6656", "not set")]

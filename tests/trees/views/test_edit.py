@@ -99,6 +99,23 @@ def test_preview_shows_every_changed_standing_and_saves_nothing(alice: Client) -
     assert not ShareChange.objects.filter(reason__startswith="policy").exists()
 
 
+def test_the_preview_offers_to_simulate_its_share_changes(alice: Client) -> None:
+    data = opened(alice, "B1")
+    data[f"child-{rows(data)['L2']}-shares"] = "10"
+    page = post(alice, "B1", data, "preview").content.decode()
+    link = '<a href="/clusters/whitepaper/whatif/?set=shares%3AL2%3D10">Simulate this</a>'
+    assert link in page
+    assert "not replayed" not in page
+    # A rename is no setting of a what-if: left out, and said so.
+    data[f"child-{rows(data)['L1']}-name"] = "L1b"
+    page = post(alice, "B1", data, "preview").content.decode()
+    assert link in page
+    assert "The edit's other changes (renames, moves, additions, removals) are not" in page
+    # A rename alone changes no share: nothing to simulate.
+    data[f"child-{rows(data)['L2']}-shares"] = "0"
+    assert "Simulate this" not in post(alice, "B1", data, "preview").content.decode()
+
+
 def test_save_after_preview_stores_it_with_the_reason_and_shows_it_in_the_audit(
     alice: Client,
 ) -> None:
