@@ -18,6 +18,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
+from accounting.models import Scenario
 from tests.cast import node
 from tests.trees.queue_site import queued_job_made
 from trees.models import ApiToken, Cluster, Membership, Role, TokenScope
@@ -36,12 +37,14 @@ CALLERS = (
 EVERYONE = (401, 200, 200, 200, 200, 401, 401, 200, 200)
 ADMINS = (401, 403, 403, 403, 200, 401, 401, 200, 200)
 WRITERS = (401, 403, 403, 403, 200, 401, 401, 403, 200)
+ACCEPTED = (401, 403, 403, 403, 202, 401, 401, 403, 202)  # writes answered "queued"
 SHARE_EDIT = {"edits": [{"original": "physics", "name": "physics", "parent": "root", "shares": 7}]}
 PUSHED = (
     "11/20/2026 10:00:00;E;9001.server;user=bob group=g project=_pbs_project_default"
     " account=cond-matter ctime=1795600000 qtime=1795600000 etime=1795600000 start=1795600000"
     " end=1795603600 Resource_List.ncpus=4 resources_used.walltime=01:00:00 Exit_status=0\n"
 )
+SIMULATION = {"cores": 512, "settings": ["shares:physics=40"]}
 
 # url name -> (method, path, body, statuses with private_usage off, then on). `mine`: bob's
 # project cond-matter; `theirs`: gravwaves (under carol's physics, beside cond-matter).
@@ -90,6 +93,8 @@ MATRIX: dict[str, tuple[str, str, Any, tuple[int, ...], tuple[int, ...]]] = {
         "post", "/api/clusters/hpc/share-edits/?dry_run=1", SHARE_EDIT, WRITERS, WRITERS,
     ),
     "api-accounting": ("post", "/api/clusters/hpc/accounting/", PUSHED, WRITERS, WRITERS),
+    "api-simulations": ("post", "/api/clusters/hpc/simulations/", SIMULATION, ACCEPTED, ACCEPTED),
+    "api-simulation": ("get", "/api/clusters/hpc/simulations/{scenario}/", None, ADMINS, ADMINS),
     "metrics": (
         "get", "/metrics", None, (401, 403, 403, 403, 403, 401, 401, 403, 200),
         (401, 403, 403, 403, 403, 401, 401, 403, 200),
@@ -166,6 +171,9 @@ def test_who_gets_what(name: str, private: bool) -> None:
     method, path, body, when_off, when_on = MATRIX[name]
     gravwaves = node("hpc", "gravwaves")
     queued_job_made(gravwaves.cluster, JOB, "gravwaves", "nobody", 8, 3600, timezone.now())
-    url = path.format(mine=node("hpc", "cond-matter").pk, theirs=gravwaves.pk, job=JOB)
+    scenario = Scenario.objects.create(cluster=gravwaves.cluster, parameters={"settings": []})
+    url = path.format(
+        mine=node("hpc", "cond-matter").pk, theirs=gravwaves.pk, job=JOB, scenario=scenario.pk
+    )
     got = tuple(_call(caller, tokens, method, url, body) for caller in CALLERS)
     assert got == (when_on if private else when_off), url
