@@ -1,28 +1,33 @@
-"""A cluster's workload replayed under a scheduling policy: discrete events, one pool of cores.
+"""A cluster's workload replayed under a scheduling policy: discrete events, pools of cores,
+and of GPUs and nodes when they are given.
 
 Times are whole epoch seconds. Events are submits and ends; at each instant the ends are taken
 first, then the submits, then one scheduling pass. A job runs exactly its recorded run time and
-holds its cores over [start, end). What a pass may start depends on the queue's order (a
-`QueueOrder`: submit order, or a policy's) and the backfill discipline:
+holds its cores (GPUs, nodes) over [start, end). A pool is a count: a job fits when each pool
+enforced has its count free, wherever that is (no placement on nodes). What a pass may start
+depends on the queue's order (a `QueueOrder`: submit order, or a policy's) and the backfill
+discipline:
 
 - "none": start jobs in order; stop at the first that does not fit;
 - "greedy": start every job, in order, that fits now (PBS without strict_ordering);
 - "easy": EASY backfilling (Lifka, "The ANL/IBM SP scheduling system", 1995): the first job that
   does not fit gets a shadow time, the earliest estimated end (start + walltime limit) of the
-  running jobs by which enough cores are free; the extra cores are those free then (every
-  running job estimated to end by then released) minus its cores; a later job starts now if
-  it fits and either its walltime limit ends by the shadow time or it takes no more than the
-  extra cores, which it then uses up;
+  running jobs by which it fits in every pool; the extra of each pool is what is free in it
+  then (every running job estimated to end by then released) minus the job's count; a later
+  job starts now if it fits and either its walltime limit ends by the shadow time or it takes
+  no more than the extra in every pool, which it then uses up;
 - N (an int >= 1): the first N jobs that do not fit each get a reservation, at the earliest
   time the running jobs' estimated ends and the earlier reservations leave them room (PBS
   backfill_depth); a later job starts now only if it delays none of them. N = 1 is EASY.
 
 Reservations and EASY's shadow are made afresh at every pass, from the running jobs' estimated
-ends, as PBS and Maui plan each cycle anew. In submit order (`FifoOrder`) the replay takes two
-shortcuts that change no start (property tests hold them to the plain passes): jobs arriving
-between two ends are weighed against what the last full pass left (`_Standing`), and a full
-pass finds the jobs that may backfill by their core counts (`_Sizes`) instead of walking the
-queue.
+ends, as PBS and Maui plan each cycle anew. The passes are written once over an amount: an int
+with cores alone (the common case, in plain int arithmetic) or a `_Counts` of several pools,
+which compares by `<=` alone ("fits in every pool"). In submit order (`FifoOrder`) with cores
+alone the replay takes two shortcuts that change no start (property tests hold them to the
+plain passes): jobs arriving between two ends are weighed against what the last full pass left
+(`_Standing`), and a full pass finds the jobs that may backfill by their core counts (`_Sizes`)
+instead of walking the queue.
 """
 
 from __future__ import annotations
@@ -31,10 +36,10 @@ import bisect
 import gc
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from operator import attrgetter
-from typing import Literal, NamedTuple, Protocol
+from operator import add, attrgetter, le, sub
+from typing import Generic, Literal, NamedTuple, Protocol, TypeVar
 
 __all__ = [
     "Backfill",
@@ -56,7 +61,8 @@ _NONE, _GREEDY, _EASY = -1, 0, -2
 @dataclass(frozen=True, slots=True)
 class SimJob:
     """A job as the replay knows it: when it was submitted, how long it ran, on how many cores,
-    the walltime it asked for (None: not recorded), and when it really started, if known."""
+    the walltime it asked for (None: not recorded), when it really started, if known, and the
+    GPUs and nodes it held (counted only where the replay is given those pools)."""
 
     job_id: str
     entity: str
@@ -67,6 +73,8 @@ class SimJob:
     real_start: int | None = None
     queue: str = ""
     group: str = ""
+    gpus: int = 0
+    nodes: int = 0
 
 
 class Scheduled(NamedTuple):
@@ -86,13 +94,16 @@ class Scheduled(NamedTuple):
 @dataclass
 class Schedule:
     """The replay's result: each job started, in start order, and the jobs left out by reason
-    ("run_time": none or negative, "cores": none, "capacity": more than the pool)."""
+    ("run_time": none or negative, "cores": none, "capacity": more than the pool of cores,
+    "gpus" and "nodes": a negative count or more than that pool, where it is enforced)."""
 
     capacity: int
     jobs: list[Scheduled] = field(default_factory=list)
     left_out: dict[str, int] = field(default_factory=dict)
     first_submit: int | None = None  # of the jobs kept; None when none is
     last_end: int | None = None
+    gpus: int | None = None  # the pools enforced beside the cores; None: not counted
+    nodes: int | None = None
 
 
 class QueueOrder(Protocol):
@@ -120,8 +131,9 @@ class QueueOrder(Protocol):
 class FifoOrder:
     """First come, first served: submit time, then job id (job_id_key).
 
-    The simulator knows it: it keeps the queue in this order anyway, never calls `order`, and
-    looks for the jobs that may backfill by their core counts instead of walking the queue.
+    The simulator knows it: it keeps the queue in this order anyway, never calls `order`, and,
+    over cores alone, looks for the jobs that may backfill by their core counts instead of
+    walking the queue.
     """
 
     def order(self, now: int, queued: Sequence[SimJob]) -> Sequence[SimJob]:
@@ -149,13 +161,77 @@ def walltime_limit(run_time: int, requested: int | None) -> int:
     return run_time if not requested or requested < run_time else requested
 
 
-def _left_out_reason(job: SimJob, capacity: int) -> str | None:
+class _Counts:
+    """A job's counts in several pools, or what is free in them, cores first. `a <= b` when a
+    fits in b in every pool: a partial order, so no other comparison is defined, and `not a <= b`
+    is how "does not fit" is written for ints too. Immutable: `+=` makes a new one."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self, counts: tuple[int, ...]) -> None:
+        self.counts = counts
+
+    def __le__(self, other: _Counts) -> bool:
+        mine, others = self.counts, other.counts
+        # Cores first: most jobs a pass looks at and passes over are too big for the free cores.
+        return mine[0] <= others[0] and all(map(le, mine, others))
+
+    def __add__(self, other: _Counts) -> _Counts:
+        return _Counts(tuple(map(add, self.counts, other.counts)))
+
+    def __sub__(self, other: _Counts) -> _Counts:
+        return _Counts(tuple(map(sub, self.counts, other.counts)))
+
+    def __repr__(self) -> str:
+        return f"_Counts({self.counts})"
+
+
+# What the passes count: cores alone as ints, or several pools as _Counts.
+_Amount = TypeVar("_Amount", int, _Counts)
+_Release = tuple[int, int, _Amount]  # a running job's (estimated end, sequence, count)
+
+
+@dataclass(frozen=True, slots=True)
+class _Pools(Generic[_Amount]):
+    """The pools a replay enforces: their sizes, a job's count in them, and one core (every job
+    needs one, so with less free nothing starts)."""
+
+    size: _Amount
+    need_of: Callable[[SimJob], _Amount]
+    core: _Amount
+
+
+_CORES: Callable[[SimJob], int] = attrgetter("cores")
+
+
+def _several_pools(
+    capacity: int, gpus: int | None, nodes: int | None, jobs: list[SimJob]
+) -> _Pools[_Counts]:
+    """The pools of cores and of whichever of GPUs and nodes are given, for the `jobs`."""
+    enforced = [("cores", capacity), ("gpus", gpus), ("nodes", nodes)]
+    fields = tuple(name for name, size in enforced if size is not None)
+    sizes = tuple(size for _, size in enforced if size is not None)
+    counts = attrgetter(*fields)  # two names or more: it gives a tuple
+    # Made once, by id: `jobs` holds every job through the replay, so no id is reused.
+    needs = {id(job): _Counts(counts(job)) for job in jobs}
+
+    def need_of(job: SimJob) -> _Counts:
+        return needs[id(job)]
+
+    return _Pools(_Counts(sizes), need_of, _Counts((1,) + (0,) * (len(sizes) - 1)))
+
+
+def _left_out_reason(job: SimJob, capacity: int, gpus: int | None, nodes: int | None) -> str | None:
     if job.run_time <= 0:
         return "run_time"
     if job.cores <= 0:
         return "cores"
     if job.cores > capacity:
         return "capacity"
+    if gpus is not None and not 0 <= job.gpus <= gpus:
+        return "gpus"
+    if nodes is not None and not 0 <= job.nodes <= nodes:
+        return "nodes"
     return None
 
 
@@ -170,23 +246,50 @@ def simulate(
     jobs: Iterable[SimJob],
     *,
     capacity: int,
+    gpus: int | None = None,
+    nodes: int | None = None,
     order: QueueOrder | None = None,
     backfill: Backfill = "easy",
     progress: Callable[[int, int], None] | None = None,
     progress_every: int = 10_000,
 ) -> Schedule:
-    """Replay the jobs on `capacity` cores; the schedule each started job got. `progress`, if
-    given, hears (jobs started, jobs to start) every `progress_every` starts and at the end."""
+    """Replay the jobs on `capacity` cores, and on `gpus` GPUs and `nodes` nodes where given (a
+    pool not given is not counted: the jobs' counts for it are ignored); the schedule each
+    started job got. `progress`, if given, hears (jobs started, jobs to start) every
+    `progress_every` starts and at the end."""
     if capacity <= 0:
         raise ValueError(f"the pool needs at least one core, not {capacity}")
+    for name, size in (("GPU", gpus), ("node", nodes)):
+        if size is not None and size <= 0:
+            raise ValueError(f"the {name} pool needs at least one {name}, not {size}")
     depth = _depth(backfill)
     policy = order if order is not None else FifoOrder()
     # A subclass may keep usage or reorder: only FifoOrder itself takes the shortcuts.
     fifo = type(policy) is FifoOrder
-    if not fifo:
-        return _replay(jobs, capacity, policy, depth, fifo, progress, progress_every)
-    with _collector_paused():
-        return _replay(jobs, capacity, policy, depth, fifo, progress, progress_every)
+    schedule = Schedule(capacity, gpus=gpus, nodes=nodes)
+    kept = _runnable(jobs, schedule)
+    with _collector_paused() if fifo else nullcontext():
+        if gpus is None and nodes is None:
+            pools = _Pools(capacity, _CORES, 1)
+            _replay(schedule, kept, pools, policy, depth, fifo, progress, progress_every)
+        else:
+            several = _several_pools(capacity, gpus, nodes, kept)
+            _replay(schedule, kept, several, policy, depth, fifo, progress, progress_every)
+    return schedule
+
+
+def _runnable(jobs: Iterable[SimJob], schedule: Schedule) -> list[SimJob]:
+    """The jobs the schedule's pools can run; the others counted in its `left_out`."""
+    kept: list[SimJob] = []
+    left_out = schedule.left_out
+    capacity, gpus, nodes = schedule.capacity, schedule.gpus, schedule.nodes
+    for job in jobs:
+        reason = _left_out_reason(job, capacity, gpus, nodes)
+        if reason is None:
+            kept.append(job)
+        else:
+            left_out[reason] = left_out.get(reason, 0) + 1
+    return kept
 
 
 @contextmanager
@@ -204,95 +307,93 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _replay(
-    jobs: Iterable[SimJob],
-    capacity: int,
+    schedule: Schedule,
+    kept: list[SimJob],
+    pools: _Pools[_Amount],
     policy: QueueOrder,
     depth: int,
     fifo: bool,
     progress: Callable[[int, int], None] | None,
     progress_every: int,
-) -> Schedule:
-    """`simulate`, its arguments checked."""
-    shortcut = fifo and depth in (_NONE, _GREEDY, _EASY)
+) -> None:
+    """`simulate` on the runnable jobs `kept`, its arguments checked: fills in `schedule`."""
+    # The shortcuts count cores alone: taken only when no other pool is enforced.
+    shortcut = fifo and isinstance(pools.size, int) and depth in (_NONE, _GREEDY, _EASY)
     planning = depth not in (_NONE, _GREEDY)  # whether passes read the estimated ends
-    schedule = Schedule(capacity)
-    kept: list[SimJob] = []
-    for job in jobs:
-        reason = _left_out_reason(job, capacity)
-        if reason is None:
-            kept.append(job)
-        else:
-            schedule.left_out[reason] = schedule.left_out.get(reason, 0) + 1
+    need_of, core = pools.need_of, pools.core
     # By submit time; jobs submitted together are put in job id order as they arrive (sorting
     # every job by its id would cost a tenth of a replay).
     kept.sort(key=_SUBMIT)
     submits = [job.submit for job in kept]
+    needs = list(map(need_of, kept))  # by rank, as `kept`: read far more often than made
     total, started = len(kept), 0
     started_jobs = schedule.jobs
-    # (end, sequence, estimated end, job) of each running job; the sequence breaks end ties.
-    ends: list[tuple[int, int, int, SimJob]] = []
-    # The running jobs' estimated ends, (limit, sequence, cores), kept sorted for backfilling.
-    releases: list[tuple[int, int, int]] = []
+    # (end, sequence, estimated end, rank) of each running job; the sequence breaks end ties.
+    ends: list[tuple[int, int, int, int]] = []
+    # The running jobs' estimated ends, (limit, sequence, count), kept sorted for backfilling.
+    releases: list[_Release[_Amount]] = []
     # The queue: its jobs' ranks, their places in `kept` (submit order, then job id), ascending.
     queue: list[int] = []
     rank_of: dict[int, int] = {}  # id(job) -> its rank, for an order that returns jobs
     sizes = _Sizes() if shortcut and depth != _NONE else None
-    free = capacity
+    free = pools.size
     upcoming = 0
     now = 0
     report = progress_every if progress is not None else -1
     # In submit order, what the last full pass left stands until a job ends: jobs arriving
     # meanwhile are weighed alone against it (`_Standing`), not the whole queue again.
-    standing: _Standing | None = None
+    standing: _Standing[_Amount] | None = None
     while upcoming < total or ends:
         now = submits[upcoming] if upcoming < total else ends[0][0]
         if ends and ends[0][0] <= now:
             now = ends[0][0]
             standing = None
             while ends and ends[0][0] == now:
-                _, sequence, limit, job = heapq.heappop(ends)
+                _, sequence, limit, rank = heapq.heappop(ends)
                 if planning:
                     del releases[bisect.bisect_left(releases, (limit, sequence))]
-                free += job.cores
+                free += needs[rank]
                 if not fifo:
-                    policy.job_ended(job, now)
+                    policy.job_ended(kept[rank], now)
         arrived = upcoming
         while upcoming < total and submits[upcoming] == now:
             upcoming += 1
         if upcoming - arrived > 1:
             kept[arrived:upcoming] = sorted(kept[arrived:upcoming], key=_job_id_of)
+            needs[arrived:upcoming] = map(need_of, kept[arrived:upcoming])
         for rank in range(arrived, upcoming):
             queue.append(rank)
             if not shortcut:
                 rank_of[id(kept[rank])] = rank
-        if not queue or free == 0:
+        if not queue or not core <= free:
             continue
         chosen: Iterable[int]
         if shortcut and standing is not None:
-            chosen = standing.behind(now, kept, range(arrived, upcoming), depth)
-        elif shortcut and len(queue) == 1 and kept[queue[0]].cores <= free:
+            chosen = standing.behind(now, kept, range(arrived, upcoming), depth, needs, core)
+        elif shortcut and len(queue) == 1 and needs[queue[0]] <= free:
             chosen = (queue[0],)  # a job alone in the queue, and it fits: most jobs
-        elif shortcut:
-            chosen, standing = _fifo_pass(now, queue, free, releases, depth, sizes, kept)
+        elif shortcut and isinstance(free, int):  # always so (cores alone): for mypy
+            chosen, standing = _fifo_pass(now, queue, free, releases, depth, sizes, kept, needs)
         else:
             waiting = list(map(kept.__getitem__, queue))
             considered = waiting if fifo else policy.order(now, waiting)
-            chosen = [rank_of.pop(id(job)) for job in _pass(now, considered, free, releases, depth)]
+            passed = _pass(now, considered, free, releases, depth, pools)
+            chosen = [rank_of.pop(id(job)) for job in passed]
         for rank in chosen:
             del queue[bisect.bisect_left(queue, rank)]
             job = kept[rank]
-            cores, run, asked = job.cores, job.run_time, job.requested_walltime
-            free -= cores
+            need, run, asked = needs[rank], job.run_time, job.requested_walltime
+            free -= need
             end = now + run
             limit = now + (asked if asked and asked >= run else run)  # walltime_limit: hot
-            heapq.heappush(ends, (end, started, limit, job))
+            heapq.heappush(ends, (end, started, limit, rank))
             if planning:
-                bisect.insort(releases, (limit, started, cores))
+                bisect.insort(releases, (limit, started, need))
             if sizes is not None and rank < sizes.indexed:
-                sizes.remove(cores, rank)
+                sizes.remove(job.cores, rank)
             started_jobs.append(
                 Scheduled(
-                    job.job_id, job.entity, job.group, job.submit, now, end, cores,
+                    job.job_id, job.entity, job.group, job.submit, now, end, job.cores,
                     job.real_start,
                 )
             )  # fmt: skip
@@ -308,7 +409,6 @@ def _replay(
         progress(started, total)
     if kept:  # every job ends after its submit: the last instant is the last end
         schedule.first_submit, schedule.last_end = kept[0].submit, now
-    return schedule
 
 
 def _depth(backfill: Backfill) -> int:
@@ -327,14 +427,14 @@ def _depth(backfill: Backfill) -> int:
 
 
 @dataclass(slots=True)
-class _Standing:
-    """What a full pass left, in submit order, for the jobs that arrive before the next end:
-    the free cores; with EASY, the shadow time and the extra cores (no shadow: the head of the
-    queue fits no more than it did, and none may pass it)."""
+class _Standing(Generic[_Amount]):
+    """What a pass left for the jobs behind the blocked first one (in submit order, also for
+    those arriving before the next end): what is free; with EASY, the shadow time and the extra
+    (no shadow: the head of the queue fits no more than it did, and none may pass it)."""
 
-    free: int
-    shadow: int | None = None
-    extra: int = 0
+    free: _Amount
+    shadow: int | None
+    extra: _Amount
 
     def behind(
         self,
@@ -342,30 +442,32 @@ class _Standing:
         jobs: Sequence[SimJob],
         indices: Iterable[int],
         depth: int,
-        stop_below: int = 0,
+        needs: Sequence[_Amount],
+        least: _Amount,
     ) -> list[int]:
-        """Which of the `jobs` at `indices` (in order, all behind the blocked first job) start
-        now, their indices; it stops after a start that leaves fewer than `stop_below` free."""
+        """Which of the `jobs` at `indices` (in order, all behind the blocked first job; `needs`
+        their counts, at the same places) start now, their indices; it stops after a start
+        that leaves less than `least` free."""
         chosen: list[int] = []
         if depth == _NONE:
             return chosen  # nothing passes the blocked first job
         free, shadow, extra = self.free, self.shadow, self.extra
         backfill_by = shadow - now if shadow is not None else -1  # the longest limit that fits
         for index in indices:
-            job = jobs[index]
-            cores = job.cores
-            if cores > free:
+            need = needs[index]
+            if not need <= free:
                 continue
+            job = jobs[index]
             run, asked = job.run_time, job.requested_walltime  # walltime_limit, inlined: hot
             if depth == _GREEDY or (asked if asked and asked >= run else run) <= backfill_by:
-                free -= cores
-            elif cores <= extra:
-                free -= cores
-                extra -= cores
+                free -= need
+            elif need <= extra:
+                free -= need
+                extra -= need
             else:
                 continue
             chosen.append(index)
-            if free < stop_below or free == 0:
+            if not least <= free:
                 break
         self.free, self.extra = free, extra
         return chosen
@@ -423,36 +525,37 @@ def _fifo_pass(
     now: int,
     queue: list[int],
     free: int,
-    releases: list[tuple[int, int, int]],
+    releases: list[_Release[int]],
     depth: int,
     sizes: _Sizes | None,
     kept: list[SimJob],
-) -> tuple[list[int], _Standing | None]:
-    """`_pass` in submit order for none, greedy and EASY, by rank: the same jobs, but past the
-    first job that does not fit only those with few enough cores are looked at (`sizes`)."""
+    cores: list[int],
+) -> tuple[list[int], _Standing[int] | None]:
+    """`_pass` in submit order for none, greedy and EASY, by rank (`cores` the jobs' cores, by
+    rank): the same jobs, but past the first job that does not fit only those with few enough
+    cores are looked at (`sizes`)."""
     chosen: list[int] = []
     for rank in queue:  # in order while they fit: every discipline does this
-        job = kept[rank]
-        if job.cores > free:
+        if cores[rank] > free:
             break
         chosen.append(rank)
-        free -= job.cores
+        free -= cores[rank]
     else:
         return chosen, None
     if sizes is None or free == 0:  # none, or nothing else fits
-        return chosen, _Standing(free)
+        return chosen, _Standing(free, None, 0)
     if depth == _GREEDY:
-        standing = _Standing(free)
+        standing = _Standing(free, None, 0)
     else:
         ahead = [kept[before] for before in chosen]
-        shadow, extra = _shadow(job.cores, free, _with_started(now, releases, ahead))
+        shadow, extra = _shadow(cores[rank], free, _with_started(now, releases, ahead, _CORES))
         standing = _Standing(free, shadow, extra)
     sizes.catch_up(queue, kept)
     while standing.free:
         later, largest = sizes.fitting(standing.free, rank)
         # `behind` stops at a start that leaves fewer free cores than the largest job looked
         # at; looking again with that many skips the jobs that no longer fit.
-        started = standing.behind(now, kept, later, depth, largest)
+        started = standing.behind(now, kept, later, depth, cores, largest)
         chosen += started
         if not started or standing.free >= largest:
             break
@@ -463,128 +566,143 @@ def _fifo_pass(
 def _pass(
     now: int,
     considered: Sequence[SimJob],
-    free: int,
-    releases: list[tuple[int, int, int]],
+    free: _Amount,
+    releases: list[_Release[_Amount]],
     depth: int,
+    pools: _Pools[_Amount],
 ) -> list[SimJob]:
     """The jobs one pass starts at `now`, in the order it starts them."""
+    need_of = pools.need_of
     chosen: list[SimJob] = []
     position = 0
-    for job in considered:  # in order while they fit: every discipline does this
-        if job.cores > free:
+    # In order while they fit: every discipline does this.
+    for job, need in zip(considered, map(need_of, considered), strict=True):
+        if not need <= free:
             break
         chosen.append(job)
-        free -= job.cores
+        free -= need
         position += 1
     rest = considered[position:]
     if not rest or depth == _NONE:
         return chosen
     if depth == _GREEDY:
-        for job in rest:
-            if job.cores <= free:
+        for job, need in zip(rest, map(need_of, rest), strict=True):
+            if need <= free:
                 chosen.append(job)
-                free -= job.cores
-                if free == 0:
+                free -= need
+                if not pools.core <= free:
                     break
         return chosen
-    releases = _with_started(now, releases, chosen)
+    releases = _with_started(now, releases, chosen, need_of)
     if depth == _EASY:
-        standing = _Standing(free, *_shadow(rest[0].cores, free, releases))
-        chosen += [rest[index] for index in standing.behind(now, rest, range(1, len(rest)), depth)]
+        needs = list(map(need_of, rest))  # `behind` looks at nearly all of them
+        standing = _Standing(free, *_shadow(needs[0], free, releases))
+        later = standing.behind(now, rest, range(1, len(rest)), depth, needs, pools.core)
+        chosen += [rest[index] for index in later]
         return chosen
-    chosen += _reserving(now, rest, free, releases, depth)
+    chosen += _reserving(now, rest, free, releases, depth, pools)
     return chosen
 
 
 def _with_started(
-    now: int, releases: list[tuple[int, int, int]], chosen: list[SimJob]
-) -> list[tuple[int, int, int]]:
+    now: int,
+    releases: list[_Release[_Amount]],
+    chosen: list[SimJob],
+    need_of: Callable[[SimJob], _Amount],
+) -> list[_Release[_Amount]]:
     """The running jobs' estimated ends, soonest first, with those of the jobs `chosen` to
-    start now."""
+    start now (sequences below zero, each its own: ties never compare the counts)."""
     if not chosen:
         return releases
     return sorted(
         releases
         + [
-            (now + walltime_limit(job.run_time, job.requested_walltime), -1, job.cores)
-            for job in chosen
+            (now + walltime_limit(job.run_time, job.requested_walltime), -1 - n, need_of(job))
+            for n, job in enumerate(chosen)
         ]
     )
 
 
-def _shadow(cores: int, free: int, releases: list[tuple[int, int, int]]) -> tuple[int, int]:
-    """EASY's shadow time for a job of `cores` that does not fit in `free`, and the extra
-    cores: those free at the shadow time (every job estimated to end by then released) minus
-    its own."""
+def _shadow(need: _Amount, free: _Amount, releases: list[_Release[_Amount]]) -> tuple[int, _Amount]:
+    """EASY's shadow time for a job of `need` that does not fit in `free`, the first estimated
+    end by which it fits in every pool, and the extra: what is free at the shadow time (every
+    job estimated to end by then released) minus its own."""
     available = free
     for index, (limit, _, released) in enumerate(releases):
         available += released
-        if available >= cores:
+        if need <= available:
             for later, _, more in releases[index + 1 :]:
                 if later > limit:
                     break
                 available += more
-            return limit, available - cores
-    raise ValueError(f"{cores} cores are more than the pool holds")
+            return limit, available - need
+    raise ValueError(f"{need} is more than the pools hold")
 
 
 def _reserving(
-    now: int, rest: Sequence[SimJob], free: int, releases: list[tuple[int, int, int]], depth: int
+    now: int,
+    rest: Sequence[SimJob],
+    free: _Amount,
+    releases: list[_Release[_Amount]],
+    depth: int,
+    pools: _Pools[_Amount],
 ) -> list[SimJob]:
     """backfill_depth N: reservations for the first N jobs that do not fit, in order; a job
-    starts now only if it fits and leaves every reservation its cores."""
-    profile = _Profile(now, free + sum(cores for _, _, cores in releases), releases)
+    starts now only if it fits and leaves every reservation its counts, in every pool."""
+    profile = _Profile(now, pools.size, pools.size - free, releases)
     chosen: list[SimJob] = []
     reservations = 0
-    for job in rest:
+    for job, need in zip(rest, map(pools.need_of, rest), strict=True):
         duration = walltime_limit(job.run_time, job.requested_walltime)
-        if job.cores <= free and profile.fits(0, now + duration, job.cores):
+        if need <= free and profile.fits(0, now + duration, need):
             chosen.append(job)
-            free -= job.cores
-            profile.hold(now, now + duration, job.cores)
+            free -= need
+            profile.hold(now, now + duration, need)
         elif reservations < depth:
-            start = profile.earliest(duration, job.cores)
-            profile.hold(start, start + duration, job.cores)
+            start = profile.earliest(duration, need)
+            profile.hold(start, start + duration, need)
             reservations += 1
     return chosen
 
 
-class _Profile:
-    """The cores in use from now on, as the running jobs' estimated ends and the reservations
-    leave them: `used[k]` from `times[k]` until the next time (the last until forever)."""
+class _Profile(Generic[_Amount]):
+    """What is in use from now on, as the running jobs' estimated ends and the reservations
+    leave it: `used[k]` from `times[k]` until the next time (the last until forever)."""
 
-    def __init__(self, now: int, capacity: int, releases: list[tuple[int, int, int]]) -> None:
-        self.capacity = capacity
+    def __init__(
+        self, now: int, capacity: _Amount, used: _Amount, releases: list[_Release[_Amount]]
+    ) -> None:
+        self.capacity: _Amount = capacity
         self.times = [now]
-        self.used = [sum(cores for _, _, cores in releases)]
-        for limit, _, cores in releases:  # sorted by estimated end
+        self.used: list[_Amount] = [used]
+        for limit, _, released in releases:  # sorted by estimated end
             if limit > self.times[-1]:
                 self.times.append(limit)
                 self.used.append(self.used[-1])
-            self.used[-1] -= cores
+            self.used[-1] -= released
 
-    def fits(self, first: int, until: int, cores: int) -> bool:
-        """Whether `cores` more fit from breakpoint `first` until the time `until`."""
-        times, used, room = self.times, self.used, self.capacity - cores
+    def fits(self, first: int, until: int, need: _Amount) -> bool:
+        """Whether `need` more fits from breakpoint `first` until the time `until`."""
+        times, used, room = self.times, self.used, self.capacity - need
         index = first
         while index < len(times) and times[index] < until:
-            if used[index] > room:
+            if not used[index] <= room:
                 return False
             index += 1
         return True
 
-    def earliest(self, duration: int, cores: int) -> int:
-        """The first breakpoint from which `cores` fit for `duration` seconds."""
+    def earliest(self, duration: int, need: _Amount) -> int:
+        """The first breakpoint from which `need` fits for `duration` seconds."""
         for index, moment in enumerate(self.times):
-            if self.fits(index, moment + duration, cores):
+            if self.fits(index, moment + duration, need):
                 return moment
-        raise ValueError(f"{cores} cores are more than the pool holds")
+        raise ValueError(f"{need} is more than the pools hold")
 
-    def hold(self, begin: int, end: int, cores: int) -> None:
-        """`cores` in use over [begin, end)."""
+    def hold(self, begin: int, end: int, need: _Amount) -> None:
+        """`need` in use over [begin, end)."""
         first, last = self._breakpoint(begin), self._breakpoint(end)
         for index in range(first, last):
-            self.used[index] += cores
+            self.used[index] += need
 
     def _breakpoint(self, moment: int) -> int:
         """The index of the breakpoint at `moment`, made if there is none."""

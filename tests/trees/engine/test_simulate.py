@@ -4,6 +4,7 @@ on random traces."""
 import gc
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -20,8 +21,17 @@ from trees.engine.simulate import (
 )
 
 
-def job(job_id: str, submit: int, run: int, cores: int, asked: int | None = None) -> SimJob:
-    return SimJob(job_id, f"u{job_id}", submit, run, cores, asked)
+def job(
+    job_id: str,
+    submit: int,
+    run: int,
+    cores: int,
+    asked: int | None = None,
+    *,
+    gpus: int = 0,
+    nodes: int = 0,
+) -> SimJob:
+    return SimJob(job_id, f"u{job_id}", submit, run, cores, asked, gpus=gpus, nodes=nodes)
 
 
 def starts(schedule: Schedule) -> dict[str, int]:
@@ -272,39 +282,6 @@ def test_greedy_leaves_no_waiting_job_that_fits(jobs: list[SimJob]) -> None:
                 assert placed.cores > free
 
 
-@given(traces)
-def test_easy_starts_each_first_job_by_the_shadow_time_it_got(jobs: list[SimJob]) -> None:
-    """A job becomes first in submit order when every job before it has started; if it does
-    not fit then, the running jobs' estimated ends give its shadow time, and EASY's backfilling
-    must not push it past that."""
-    schedule = simulate(jobs, capacity=CAPACITY, backfill="easy")
-    rank = {one.job_id: (one.submit, job_id_key(one.job_id)) for one in jobs}
-    limit = {one.job_id: walltime_limit(one.run_time, one.requested_walltime) for one in jobs}
-    placed_in_order = sorted(schedule.jobs, key=lambda placed: rank[placed.job_id])
-    latest_before: int | None = None  # the latest start of the jobs before it in order
-    for placed in placed_in_order:
-        first_at = placed.submit if latest_before is None else max(placed.submit, latest_before)
-        latest_before = placed.start if latest_before is None else max(latest_before, placed.start)
-        if placed.start <= first_at:
-            continue  # it started as it became first, or backfilled before
-        # Running as it is weighed: started before, or at that pass but ahead of it in order.
-        running = [
-            other
-            for other in schedule.jobs
-            if other.start <= first_at < other.end
-            and (other.start < first_at or rank[other.job_id] < rank[placed.job_id])
-        ]
-        free = CAPACITY - sum(other.cores for other in running)
-        assert placed.cores > free  # it did not fit
-        estimated = sorted((other.start + limit[other.job_id], other.cores) for other in running)
-        shadow = next(
-            moment
-            for moment, _ in estimated
-            if free + sum(cores for end, cores in estimated if end <= moment) >= placed.cores
-        )
-        assert placed.start <= shadow
-
-
 @pytest.mark.parametrize("backfill", ["none", "greedy", "easy"])
 def test_fifos_shortcuts_hold_on_a_long_busy_queue(backfill: Backfill) -> None:
     """Over a thousand jobs waiting at once, of every size: the shortcuts' index by core count,
@@ -324,3 +301,297 @@ def test_fifos_shortcuts_hold_on_a_long_busy_queue(backfill: Backfill) -> None:
     fifo = simulate(jobs, capacity=64, backfill=backfill)
     assert fifo.jobs == simulate(jobs, capacity=64, backfill=backfill, order=SubmitOrder()).jobs
     assert max(placed.start - placed.submit for placed in fifo.jobs) > 86_400  # it was busy
+
+
+# Eight cores, four GPUs. A holds 2 GPUs. B asks all four: it waits for A's end (100) while six
+# cores stand free; its shadow is 100, when everything is free, so the extra is 6 cores and no
+# GPU. C (1 GPU, asks 200) fits now but would end after 100 and takes a GPU the extra lacks.
+# D, CPU-only (4 cores, asks 300), fits in the extra cores; E (1 GPU, asks 50) ends by 90.
+GPU_BOUND = [
+    job("A", 0, 100, 2, 100, gpus=2),
+    job("B", 10, 50, 2, 60, gpus=4),
+    job("C", 20, 30, 1, 200, gpus=1),
+    job("D", 30, 300, 4, 300),
+    job("E", 40, 30, 1, 50, gpus=1),
+]
+
+
+def test_easy_backfills_cpu_jobs_around_a_job_waiting_for_gpus() -> None:
+    # B at A's end, 100 (4 cores free then, and all four GPUs); C, refused at every pass before
+    # (it would hold past the shadow a GPU that B needs), starts at B's end, 150.
+    schedule = simulate(GPU_BOUND, capacity=8, gpus=4, backfill="easy")
+    assert starts(schedule) == {"A": 0, "B": 100, "C": 150, "D": 30, "E": 40}
+    assert (schedule.capacity, schedule.gpus, schedule.nodes) == (8, 4, None)
+    # The GPUs not counted: B starts at 10 beside A, C at 20, and D (4 cores of the 3 free at
+    # 30) waits for B's end at 60; E takes the one extra core of D's shadow (B's limit, 70).
+    assert starts(simulate(GPU_BOUND, capacity=8)) == {"A": 0, "B": 10, "C": 20, "D": 60, "E": 40}
+
+
+# Eight cores, two GPUs. C (4 cores, both GPUs) is blocked: A's end (50) frees the cores, but
+# the GPUs only come back at B's (100), its shadow time; the extra is 4 cores and no GPU. D
+# (2 cores, asks 70) ends by 90, before the shadow, so it starts in the last 2 free cores.
+GPU_SHADOW = [
+    job("A", 0, 50, 4, 50),
+    job("B", 0, 100, 2, 100, gpus=2),
+    job("C", 10, 100, 4, 100, gpus=2),
+    job("D", 20, 60, 2, 70),
+]
+
+
+def test_the_shadow_time_waits_for_every_pool() -> None:
+    schedule = simulate(GPU_SHADOW, capacity=8, gpus=2, backfill="easy")
+    assert starts(schedule) == {"A": 0, "B": 0, "C": 100, "D": 20}
+    # Cores alone: C's shadow is A's end (50), extra 2 cores, which D (ending at 90) takes.
+    assert starts(simulate(GPU_SHADOW, capacity=8)) == {"A": 0, "B": 0, "C": 50, "D": 20}
+
+
+# Eight cores, four GPUs. B asks 3 GPUs with 2 free: shadow 100 (A's end), extra 6 cores and
+# 1 GPU. C and D, each 1 core and 1 GPU for 200 s, arrive together and both fit now; C takes
+# the extra GPU, which leaves D none.
+EXTRA_GPU = [
+    job("A", 0, 100, 2, 100, gpus=2),
+    job("B", 10, 50, 2, 50, gpus=3),
+    job("C", 20, 200, 1, 200, gpus=1),
+    job("D", 20, 200, 1, 200, gpus=1),
+]
+
+
+def test_backfilled_jobs_use_the_extra_up_in_every_pool() -> None:
+    # D waits for B (100 to 150) to give back its GPUs.
+    schedule = simulate(EXTRA_GPU, capacity=8, gpus=4, backfill="easy")
+    assert starts(schedule) == {"A": 0, "B": 100, "C": 20, "D": 150}
+
+
+# Sixteen cores on four nodes. A spreads 4 cores over 2 nodes; B asks 3 nodes, so it waits with
+# twelve cores free. EASY: shadow 100, extra 10 cores and 1 node. C (2 nodes, asks 200) fits
+# now but not in the one extra node; D (1 node, asks 200) does; E (1 node, asks 50) ends by 90.
+NODE_BOUND = [
+    job("A", 0, 100, 4, 100, nodes=2),
+    job("B", 10, 50, 6, 50, nodes=3),
+    job("C", 20, 200, 4, 200, nodes=2),
+    job("D", 30, 200, 4, 200, nodes=1),
+    job("E", 40, 40, 2, 50, nodes=1),
+]
+
+
+@pytest.mark.parametrize(
+    ("backfill", "expected"),
+    [
+        # All behind B: B at A's end, 100; C, D and E at B's end, 150 (2 + 1 + 1 nodes).
+        ("none", {"A": 0, "B": 100, "C": 150, "D": 150, "E": 150}),
+        # C takes the two free nodes at 20; D and E find none until A's end (100), and B, with
+        # D's node held, finds its three only at C's end, 220.
+        ("greedy", {"A": 0, "B": 220, "C": 20, "D": 100, "E": 100}),
+        # D and E backfill; C waits for B (100 to 150) to leave it two nodes.
+        ("easy", {"A": 0, "B": 100, "C": 150, "D": 30, "E": 40}),
+    ],
+)
+def test_a_job_waits_for_nodes_while_cores_are_free(
+    backfill: Backfill, expected: dict[str, int]
+) -> None:
+    assert starts(simulate(NODE_BOUND, capacity=16, nodes=4, backfill=backfill)) == expected
+
+
+# Eight cores, four GPUs. A holds 6 cores and 2 GPUs until 100. B (4 cores) and C (3 cores, all
+# four GPUs) are blocked, and both fit from A's end: at depth 2 both are reserved from 100. D
+# (1 core, 1 GPU, asks 250) fits now: EASY protects only B (whose extra at 100 is 4 cores and 4
+# GPUs), so D starts at 30; depth 2 also holds C's four GPUs from 100 (the cores would do, 4 +
+# 3 + 1 of 8), so D waits until B and C end, at 200.
+DEPTH_WITH_GPUS = [
+    job("A", 0, 100, 6, 100, gpus=2),
+    job("B", 10, 100, 4, 100),
+    job("C", 20, 100, 3, 100, gpus=4),
+    job("D", 30, 50, 1, 250, gpus=1),
+]
+
+
+@pytest.mark.parametrize(
+    ("backfill", "expected"),
+    [
+        ("easy", {"A": 0, "B": 100, "C": 100, "D": 30}),
+        (1, {"A": 0, "B": 100, "C": 100, "D": 30}),
+        (2, {"A": 0, "B": 100, "C": 100, "D": 200}),
+    ],
+)
+def test_reservations_hold_the_gpus_too(backfill: Backfill, expected: dict[str, int]) -> None:
+    assert starts(simulate(DEPTH_WITH_GPUS, capacity=8, gpus=4, backfill=backfill)) == expected
+
+
+def test_jobs_beyond_a_pool_given_are_left_out_by_its_name() -> None:
+    jobs = [
+        job("1", 0, 0, 1, gpus=9),  # run time first, as before
+        job("2", 0, 10, 0, gpus=9),  # no cores
+        job("3", 0, 10, 9, gpus=9),  # more cores than the pool: capacity, whatever else
+        job("4", 0, 10, 1, gpus=3),
+        job("5", 0, 10, 1, gpus=-1),
+        job("6", 0, 10, 1, nodes=5),
+        job("7", 0, 10, 2, gpus=2, nodes=4),
+    ]
+    schedule = simulate(jobs, capacity=8, gpus=2, nodes=4)
+    assert schedule.left_out == {"run_time": 1, "cores": 1, "capacity": 1, "gpus": 2, "nodes": 1}
+    assert starts(schedule) == {"7": 0}
+    # Pools not given are not counted: the GPUs and nodes asked are ignored.
+    ignored = simulate(jobs, capacity=8)
+    assert ignored.left_out == {"run_time": 1, "cores": 1, "capacity": 1}
+    assert starts(ignored) == {"4": 0, "5": 0, "6": 0, "7": 0}
+    assert starts(simulate(jobs, capacity=8, gpus=2)) == {"6": 0, "7": 0}
+
+
+def test_a_pool_given_needs_one_of_its_kind() -> None:
+    with pytest.raises(ValueError, match="GPU pool needs at least one GPU, not 0"):
+        simulate([], capacity=4, gpus=0)
+    with pytest.raises(ValueError, match="node pool needs at least one node, not -1"):
+        simulate([], capacity=4, nodes=-1)
+
+
+GPUS, NODES = 3, 4
+pooled_traces = st.lists(
+    st.builds(
+        job,
+        job_id=st.just(""),
+        submit=st.integers(0, 200),
+        run=st.integers(-2, 60),
+        cores=st.integers(0, CAPACITY + 1),
+        asked=st.one_of(st.none(), st.integers(0, 90)),
+        gpus=st.integers(-1, GPUS + 1),
+        nodes=st.integers(0, NODES + 1),
+    ),
+    max_size=40,
+).map(lambda jobs: [replace(one, job_id=str(n)) for n, one in enumerate(jobs)])
+Pools = tuple[int | None, int | None]  # the GPUs and nodes given, None where not
+pool_sizes = st.sampled_from([(GPUS, None), (None, NODES), (GPUS, NODES)])
+
+
+def counted(jobs: Sequence[SimJob], pools: Pools) -> dict[str, SimJob]:
+    """The jobs the replay can run, by id, each with no GPUs or nodes where that pool is not
+    given (the replay ignores them)."""
+    gpus, nodes = pools
+    kept: dict[str, SimJob] = {}
+    for one in jobs:
+        if one.run_time <= 0 or not 0 < one.cores <= CAPACITY:
+            continue
+        if gpus is not None and not 0 <= one.gpus <= gpus:
+            continue
+        if nodes is not None and not 0 <= one.nodes <= nodes:
+            continue
+        kept[one.job_id] = replace(
+            one, gpus=0 if gpus is None else one.gpus, nodes=0 if nodes is None else one.nodes
+        )
+    return kept
+
+
+def free_beside(running: Sequence[SimJob], pools: Pools) -> tuple[int, int, int]:
+    """The cores, GPUs and nodes free beside the `running` jobs (none of a pool not given)."""
+    gpus, nodes = pools
+    return (
+        CAPACITY - sum(one.cores for one in running),
+        (gpus or 0) - sum(one.gpus for one in running),
+        (nodes or 0) - sum(one.nodes for one in running),
+    )
+
+
+def running_at(schedule: Schedule, jobs: dict[str, SimJob], moment: int) -> list[SimJob]:
+    return [jobs[placed.job_id] for placed in schedule.jobs if placed.start <= moment < placed.end]
+
+
+def fits(one: SimJob, free: tuple[int, int, int]) -> bool:
+    return one.cores <= free[0] and one.gpus <= free[1] and one.nodes <= free[2]
+
+
+@given(pooled_traces, disciplines)
+def test_pools_not_given_leave_the_cores_only_schedule(
+    jobs: list[SimJob], backfill: Backfill
+) -> None:
+    cores_only = [replace(one, gpus=0, nodes=0) for one in jobs]
+    schedule = simulate(jobs, capacity=CAPACITY, backfill=backfill)
+    assert schedule == simulate(cores_only, capacity=CAPACITY, backfill=backfill)
+
+
+@given(pooled_traces, disciplines)
+def test_pools_too_big_to_fill_change_no_start(jobs: list[SimJob], backfill: Backfill) -> None:
+    """The replay over several pools (counted together) against the one over cores alone (plain
+    ints, with submit order's shortcuts), where the other pools never bind."""
+    jobs = [one for one in jobs if one.gpus >= 0]
+    many = simulate(jobs, capacity=CAPACITY, gpus=10_000, nodes=10_000, backfill=backfill)
+    assert many.jobs == simulate(jobs, capacity=CAPACITY, backfill=backfill).jobs
+
+
+@given(pooled_traces, disciplines, pool_sizes)
+def test_each_job_starts_once_after_its_submit_within_every_pool(
+    jobs: list[SimJob], backfill: Backfill, pools: Pools
+) -> None:
+    gpus, nodes = pools
+    schedule = simulate(jobs, capacity=CAPACITY, gpus=gpus, nodes=nodes, backfill=backfill)
+    runnable = counted(jobs, pools)
+    assert sorted(placed.job_id for placed in schedule.jobs) == sorted(runnable)
+    assert sum(schedule.left_out.values()) == len(jobs) - len(runnable)
+    for placed in schedule.jobs:
+        assert placed.start >= placed.submit
+    for moment in {placed.start for placed in schedule.jobs}:  # use grows only at starts
+        free = free_beside(running_at(schedule, runnable, moment), pools)
+        assert min(free) >= 0
+
+
+@given(pooled_traces, pool_sizes)
+def test_greedy_leaves_no_waiting_job_that_fits_in_every_pool(
+    jobs: list[SimJob], pools: Pools
+) -> None:
+    gpus, nodes = pools
+    schedule = simulate(jobs, capacity=CAPACITY, gpus=gpus, nodes=nodes, backfill="greedy")
+    runnable = counted(jobs, pools)
+    moments = {placed.submit for placed in schedule.jobs} | {p.end for p in schedule.jobs}
+    for moment in moments:
+        free = free_beside(running_at(schedule, runnable, moment), pools)
+        for placed in schedule.jobs:
+            if placed.submit <= moment < placed.start:
+                assert not fits(runnable[placed.job_id], free)
+
+
+@given(pooled_traces, pool_sizes)
+def test_easy_is_a_depth_of_one_over_every_pool(jobs: list[SimJob], pools: Pools) -> None:
+    gpus, nodes = pools
+    easy = simulate(jobs, capacity=CAPACITY, gpus=gpus, nodes=nodes, backfill="easy")
+    assert easy.jobs == simulate(jobs, capacity=CAPACITY, gpus=gpus, nodes=nodes, backfill=1).jobs
+    by_policy = simulate(
+        jobs, capacity=CAPACITY, gpus=gpus, nodes=nodes, backfill="easy", order=SubmitOrder()
+    )
+    assert by_policy.jobs == easy.jobs
+
+
+@given(pooled_traces, st.one_of(st.just((None, None)), pool_sizes))
+def test_easy_starts_each_first_job_by_the_shadow_time_it_got(
+    jobs: list[SimJob], pools: Pools
+) -> None:
+    """A job becomes first in submit order when every job before it has started; if it does
+    not fit then, the running jobs' estimated ends give its shadow time (the first by which it
+    fits in every pool), and EASY's backfilling must not push it past that."""
+    gpus, nodes = pools
+    schedule = simulate(jobs, capacity=CAPACITY, gpus=gpus, nodes=nodes, backfill="easy")
+    runnable = counted(jobs, pools)
+    rank = {one.job_id: (one.submit, job_id_key(one.job_id)) for one in jobs}
+    limit = {one.job_id: walltime_limit(one.run_time, one.requested_walltime) for one in jobs}
+    placed_in_order = sorted(schedule.jobs, key=lambda placed: rank[placed.job_id])
+    latest_before: int | None = None  # the latest start of the jobs before it in order
+    for placed in placed_in_order:
+        first_at = placed.submit if latest_before is None else max(placed.submit, latest_before)
+        latest_before = placed.start if latest_before is None else max(latest_before, placed.start)
+        if placed.start <= first_at:
+            continue  # it started as it became first, or backfilled before
+        # Running as it is weighed: started before, or at that pass but ahead of it in order.
+        running = [
+            other
+            for other in schedule.jobs
+            if other.start <= first_at < other.end
+            and (other.start < first_at or rank[other.job_id] < rank[placed.job_id])
+        ]
+        first = runnable[placed.job_id]
+        assert not fits(first, free_beside([runnable[o.job_id] for o in running], pools))
+        estimated = sorted((other.start + limit[other.job_id], other.job_id) for other in running)
+        shadow = next(
+            moment
+            for moment, _ in estimated
+            if fits(
+                first, free_beside([runnable[i] for end, i in estimated if end > moment], pools)
+            )
+        )
+        assert placed.start <= shadow
