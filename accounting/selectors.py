@@ -493,14 +493,14 @@ def whatif_runs_get(
         runs = runs.filter(submitted__lt=until)
     columns = runs.values_list(
         "job_id", "run", "entity", "user", "account", "project", "group", "queue", "ncpus",
-        "requested_walltime", "walltime", "submitted", "start", "end",
+        "ngpus", "nodes", "requested_walltime", "walltime", "submitted", "start", "end",
     )  # fmt: skip
     return [
         StoredRun(
-            *row[:11],
-            epoch_seconds(row[11]),
-            epoch_seconds(row[12]),
+            *row[:13],
             epoch_seconds(row[13]),
+            epoch_seconds(row[14]),
+            epoch_seconds(row[15]),
         )
         for row in columns.iterator(chunk_size=20_000)
     ]

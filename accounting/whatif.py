@@ -62,6 +62,8 @@ class StoredRun:
     group: str
     queue: str
     ncpus: int
+    ngpus: int
+    nodes: int
     requested_walltime: int | None
     walltime: int | None
     submit: int
@@ -80,5 +82,5 @@ def stored_sim_job(row: StoredRun, *, pbs: bool) -> SimJob:
         entity, group = row.user, row.account
     return SimJob(
         job_id, entity, row.submit, run_time, row.ncpus, row.requested_walltime, row.start,
-        row.queue, group,
+        row.queue, group, row.ngpus, row.nodes,
     )  # fmt: skip

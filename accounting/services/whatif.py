@@ -53,6 +53,8 @@ class WhatIfParameters:
     until: datetime | None = None
     cores: int | None = None
     settings: tuple[str, ...] = ()
+    gpus: int | None = None  # None: the cluster's, if it counts them
+    nodes: int | None = None
 
     def document(self) -> dict[str, Any]:
         """As Scenario.parameters keeps them (JSON)."""
@@ -62,6 +64,8 @@ class WhatIfParameters:
             "from": None if self.since is None else self.since.isoformat(),
             "until": None if self.until is None else self.until.isoformat(),
             "cores": self.cores,
+            "gpus": self.gpus,
+            "nodes": self.nodes,
             "settings": list(self.settings),
         }
 
@@ -77,6 +81,8 @@ class WhatIfParameters:
             until=None if until is None else datetime.fromisoformat(until),
             cores=document.get("cores"),
             settings=tuple(document.get("settings", ())),
+            gpus=document.get("gpus"),
+            nodes=document.get("nodes"),
         )
 
 
@@ -116,7 +122,9 @@ def whatif_run(
         raise WhatIfError(_no_jobs(cluster, parameters, trace))
     try:
         whatif = run_whatif(
-            jobs, capacity=capacity, policy=policy, order=order, backfill=parameters.backfill,
+            jobs, capacity=capacity, gpus=_pool(cluster, parameters, "gpus"),
+            nodes=_pool(cluster, parameters, "nodes"), policy=policy, order=order,
+            backfill=parameters.backfill,
             variant=variant.policy, variant_backfill=variant.backfill,
             has_variant=bool(parameters.settings), progress=progress,
         )  # fmt: skip
@@ -182,6 +190,17 @@ def _capacity(
         f"how many cores the jobs ran on is not known: give --cores N{where}"
         + (", or a trace whose header gives MaxProcs" if trace is not None else "")
     )
+
+
+def _pool(cluster: Cluster | None, parameters: WhatIfParameters, pool: str) -> int | None:
+    """The GPUs or nodes given, else the cluster's (`gpus`, `compute_nodes`); None: not
+    counted (a trace has neither)."""
+    given: int | None = getattr(parameters, pool)
+    if given is None and cluster is not None:
+        given = cluster.gpus if pool == "gpus" else cluster.compute_nodes
+    if given is not None and given < 1:
+        raise WhatIfError(f"{pool} {given}: a pool needs at least 1")
+    return given
 
 
 def _no_jobs(cluster: Cluster | None, parameters: WhatIfParameters, trace: TraceJobs | None) -> str:

@@ -251,6 +251,8 @@ class WhatIf:
     baseline: Side
     variant: Side | None
     calibration: Calibration
+    gpus: int | None = None  # the other pools, where they were counted
+    nodes: int | None = None
 
 
 Progress = Callable[[float], None]
@@ -260,6 +262,8 @@ def run_whatif(
     jobs: Sequence[SimJob],
     *,
     capacity: int,
+    gpus: int | None = None,
+    nodes: int | None = None,
     policy: Policy | None,
     order: Order = "policy",
     backfill: Backfill | None = None,
@@ -268,9 +272,10 @@ def run_whatif(
     has_variant: bool = False,
     progress: Progress | None = None,
 ) -> WhatIf:
-    """Replay `jobs` on `capacity` cores under `policy` (the baseline) and, with `has_variant`,
-    under `variant` (a changed copy of it; `variant_backfill` its discipline when it changes
-    it). `progress` hears the fraction done, from 0 to 1."""
+    """Replay `jobs` on `capacity` cores (and `gpus` GPUs, `nodes` nodes where given) under
+    `policy` (the baseline) and, with `has_variant`, under `variant` (a changed copy of it;
+    `variant_backfill` its discipline when it changes it). `progress` hears the fraction
+    done, from 0 to 1."""
     sides = 2 if has_variant else 1
     base_backfill = default_backfill(policy) if backfill is None else backfill
 
@@ -280,7 +285,8 @@ def run_whatif(
                 progress((part + started / total) / sides)
 
         schedule = simulate(
-            jobs, capacity=capacity, order=queue_order(chosen, order), backfill=discipline,
+            jobs, capacity=capacity, gpus=gpus, nodes=nodes, order=queue_order(chosen, order),
+            backfill=discipline,
             progress=heard if progress is not None else None,
         )  # fmt: skip
         return Side(schedule, discipline, targets_of(chosen, jobs), job_arrays(schedule.jobs))
@@ -292,7 +298,7 @@ def run_whatif(
         if discipline is None:
             discipline = base_backfill if backfill is not None else default_backfill(variant)
         changed = replay(variant, discipline, 1)
-    return WhatIf(capacity, order, baseline, changed, calibrate(baseline.arrays))
+    return WhatIf(capacity, order, baseline, changed, calibrate(baseline.arrays), gpus, nodes)
 
 
 @dataclass(frozen=True)

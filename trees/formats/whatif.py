@@ -250,6 +250,8 @@ def whatif_document(
             "left_out": sum(schedule.left_out.values()),
             "left_out_by_reason": dict(sorted(schedule.left_out.items())),
             "cores": whatif.capacity,
+            "gpus": whatif.gpus,
+            "nodes": whatif.nodes,
             "from": iso(since if since is not None else schedule.first_submit),
             "until": iso(until if until is not None else schedule.last_end),
         },
@@ -408,7 +410,7 @@ def format_whatif_text(document: Mapping[str, Any], calibration_sentence: str) -
     trace = document["trace"]
     left = ", ".join(f"{count} {reason}" for reason, count in trace["left_out_by_reason"].items())
     lines = [
-        f"Trace: {trace['jobs']} jobs on {trace['cores']} cores, {trace['from']} to"
+        f"Trace: {trace['jobs']} jobs on {_pools(trace)}, {trace['from']} to"
         f" {trace['until']}; {trace['left_out']} left out" + (f" ({left})" if left else ""),
         f"Calibration: {calibration_sentence}",
         "",
@@ -447,6 +449,14 @@ def format_whatif_text(document: Mapping[str, Any], calibration_sentence: str) -
             table.append(tuple(cells))
         lines += _table(table)
     return "\n".join(lines) + "\n"
+
+
+def _pools(trace: Mapping[str, Any]) -> str:
+    """ "240 cores", or "512 cores, 16 GPUs, 4 nodes" where those pools were counted."""
+    pools = [f"{trace['cores']} cores"]
+    pools += [f"{trace[key]} {name}" for key, name in (("gpus", "GPUs"), ("nodes", "nodes"))
+              if trace.get(key) is not None]  # fmt: skip
+    return ", ".join(pools)
 
 
 def _side_cells(stats: Mapping[str, Any] | None) -> list[str]:

@@ -30,6 +30,12 @@ class Command(FairshareCommand):
         parser.add_argument("--until", metavar="ISO", help="submits before this are replayed")
         parser.add_argument("--cores", type=int, metavar="N", help="the pool's cores")
         parser.add_argument(
+            "--gpus", type=int, metavar="N", help="the GPU pool (default: the cluster's)"
+        )
+        parser.add_argument(
+            "--nodes", type=int, metavar="N", help="the node pool (default: the cluster's)"
+        )
+        parser.add_argument(
             "--order",
             choices=ORDERS,
             help="submit order, or the cluster's policy (default: policy with --cluster)",
@@ -58,8 +64,9 @@ class Command(FairshareCommand):
         cluster: Cluster | None = None
         if options["cluster"]:
             cluster = self.existing_cluster(options["cluster"])
-        if options["cores"] is not None and options["cores"] < 1:
-            self.fail(f"--cores {options['cores']}: give 1 or more")
+        for pool in ("cores", "gpus", "nodes"):
+            if options[pool] is not None and options[pool] < 1:
+                self.fail(f"--{pool} {options[pool]}: give 1 or more")
         backfill = None
         if options["backfill"] is not None:
             try:
@@ -73,7 +80,8 @@ class Command(FairshareCommand):
         trace = self._trace(options["swf"]) if options["swf"] else None
         parameters = WhatIfParameters(
             order=options["order"], backfill=backfill, since=since, until=until,
-            cores=options["cores"], settings=tuple(options["changes"]),
+            cores=options["cores"], settings=tuple(options["changes"]), gpus=options["gpus"],
+            nodes=options["nodes"],
         )  # fmt: skip
         try:
             outcome = whatif_run(

@@ -38,6 +38,7 @@ def test_a_trace_replays_first_come_first_served_with_easy(trace: str, run: Run)
     document = json.loads(ran.out)
     assert document["trace"] == {
         "jobs": 3, "left_out": 1, "left_out_by_reason": {"run_time": 1}, "cores": 2,
+        "gpus": None, "nodes": None,
         "from": "2001-09-09T01:46:40Z", "until": "2001-09-09T01:50:00Z",
     }  # fmt: skip
     baseline = document["baseline"]

@@ -112,7 +112,7 @@ def test_a_scenario_runs_to_its_result(busy: Cluster) -> None:
     assert scenario.state == ScenarioState.QUEUED
     assert scenario.parameters == {
         "order": None, "backfill": "easy", "from": None, "until": None, "cores": None,
-        "settings": ["fair_share=false"],
+        "gpus": None, "nodes": None, "settings": ["fair_share=false"],
     }  # fmt: skip
     done = scenario_run(scenario_id=scenario.pk)
     assert (done.state, done.progress, done.message) == (ScenarioState.DONE, 1.0, "")
@@ -179,3 +179,26 @@ def test_a_slurm_cluster_replays_its_associations_by_user_and_account() -> None:
     assert [row["project"] for row in document["projects"]] == ["chem", "phys"]
     targets = {row["entity"]: row["target_share"] for row in document["entities"]}
     assert targets == pytest.approx({"ann": 1 / 3, "cat": 1 / 3, "bob": 1 / 3})
+
+
+def test_gpus_are_a_pool_where_the_cluster_counts_them(busy: Cluster) -> None:
+    # Four cores and one GPU: bob's and ann's second jobs take 1 core each but ann's first
+    # holds the GPU until T0+100, and bob's needs it too; ann's second, CPU only, starts at
+    # once beside them.
+    Cluster.objects.filter(pk=busy.pk).update(cores=4, gpus=1)
+    Job.objects.filter(cluster=busy, job_id__in=["1", "2"]).update(ngpus=1)
+    Job.objects.filter(cluster=busy, job_id__in=["2", "3"]).update(ncpus=1)
+    cluster = Cluster.objects.get(pk=busy.pk)
+    document = whatif_run(cluster=cluster, parameters=WhatIfParameters(), with_jobs=True).document
+    waits = {row["job_id"]: row["wait"] for row in document["baseline"]["jobs"]}
+    assert waits == {"1": 0, "3": 0, "2": 90}
+    assert (document["trace"]["cores"], document["trace"]["gpus"]) == (4, 1)
+    assert document["trace"]["nodes"] is None
+    # without the GPU pool counted, bob's job starts at once too
+    Cluster.objects.filter(pk=busy.pk).update(gpus=None)
+    free = whatif_run(
+        cluster=Cluster.objects.get(pk=busy.pk), parameters=WhatIfParameters(), with_jobs=True
+    ).document
+    assert {row["job_id"]: row["wait"] for row in free["baseline"]["jobs"]} == {
+        "1": 0, "2": 0, "3": 0,
+    }  # fmt: skip

@@ -197,6 +197,7 @@ def test_the_document_holds_the_contract_s_fields() -> None:
     json.dumps(document, allow_nan=False)  # JSON as it is
     assert document["trace"] == {
         "jobs": 2, "left_out": 1, "left_out_by_reason": {"run_time": 1}, "cores": 1,
+        "gpus": None, "nodes": None,
         "from": "2001-09-09T01:46:40Z", "until": "2001-09-09T01:47:20Z",
     }  # fmt: skip
     calibration = document["calibration"]
