@@ -181,6 +181,20 @@ class ClusterSettingsForm(forms.Form):
         help_text="The cores the jobs are placed on: the pool a what-if replays them on."
         " Empty: not known (each what-if then gives its own).",
     )
+    gpus = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=INT_MAX,
+        help_text="The GPUs the jobs are placed on: a what-if counts the jobs' GPUs against them."
+        " Empty: GPUs are not counted.",
+    )
+    compute_nodes = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=INT_MAX,
+        help_text="The nodes the jobs are placed on: a what-if counts the jobs' nodes against"
+        " them (a job on a node holds it whole). Empty: nodes are not counted.",
+    )
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=2000)
 
     def __init__(self, data: Any = None, *, cluster: Cluster) -> None:

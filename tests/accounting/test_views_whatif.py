@@ -298,8 +298,8 @@ def test_a_done_replay_shows_its_figures_with_their_units(alice: Client) -> None
     page = alice.get(f"/clusters/hpc/whatif/{done.pk}/")
     assert SENTENCE.replace("'", "&#x27;") in page.content.decode()
     said = words(page)
-    assert "1,200 jobs replayed on 512 cores, submitted from 2026-11-01 00:00 to 2026-11-03" \
-        " 00:00 UTC; 3 left out (2 capacity, 1 run_time)." in said  # fmt: skip
+    assert "1,200 jobs replayed on 512 cores, 16 GPUs, submitted from 2026-11-01 00:00 to" \
+        " 2026-11-03 00:00 UTC; 3 left out (2 capacity, 1 run_time)." in said  # fmt: skip
     assert table(page, "whatif-summary") == [
         ["Measure", "Baseline", "Variant", "Change"],
         ["Jobs", "1,200 jobs", "1,200 jobs", ""],

@@ -36,7 +36,8 @@ SENTENCE = (
 )
 RESULT: dict[str, Any] = {
     "trace": {"jobs": 1200, "left_out": 3, "left_out_by_reason": {"capacity": 2, "run_time": 1},
-              "cores": 512, "from": "2026-11-01T00:00:00Z", "until": "2026-11-03T00:00:00Z"},
+              "cores": 512, "gpus": 16, "nodes": None, "from": "2026-11-01T00:00:00Z",
+              "until": "2026-11-03T00:00:00Z"},
     "calibration": {"mape": 41.5, "mean_wait_ratio": {"physics": 1.2}, "within_1h": 0.8,
                     "window_seconds": 172800, "jobs": 1200, "sentence": SENTENCE},
     "baseline": {"order": "policy", "backfill": "easy", "settings": [], "summary": {

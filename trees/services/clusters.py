@@ -44,7 +44,7 @@ def cluster_get_or_create(*, name: str, scheduler: str = Scheduler.PBS) -> tuple
 
 # What an admin sets on a cluster's settings page, by scheduler: who reads the usage, how it
 # decays, how often the cycle runs (PBS: and what a cycle charges of a job, usage_recording),
-# and the cores a what-if replays the jobs on. The rest of the policy comes from the
+# and the cores (GPUs, nodes) a what-if replays the jobs on. The rest of the policy comes from the
 # scheduler's files.
 CLUSTER_SETTINGS = {
     Scheduler.PBS: (
@@ -54,14 +54,25 @@ CLUSTER_SETTINGS = {
         "scheduler_iteration",
         "usage_recording",
         "cores",
+        "gpus",
+        "compute_nodes",
     ),
-    Scheduler.SLURM: ("private_usage", "priority_decay_half_life", "priority_calc_period", "cores"),
+    Scheduler.SLURM: (
+        "private_usage",
+        "priority_decay_half_life",
+        "priority_calc_period",
+        "cores",
+        "gpus",
+        "compute_nodes",
+    ),
     Scheduler.ACCELERATOR: (
         "private_usage",
         "scheduler_iteration",
         "fairshare_relative",
         "fairshare_relative_alpha",
         "cores",
+        "gpus",
+        "compute_nodes",
     ),
 }
 

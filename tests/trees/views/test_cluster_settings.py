@@ -183,3 +183,28 @@ def test_an_admin_sets_the_cores_a_what_if_replays_on(client: Client, pbs: Clust
         SettingChange.objects.order_by("pk").values_list("setting", "old_value", "new_value")
     )
     assert changes == [("cores", "not set", "6656"), ("cores", "6656", "not set")]
+
+
+def test_an_admin_sets_the_gpus_and_nodes_a_what_if_counts(client: Client, pbs: Cluster) -> None:
+    client.force_login(login_set(username="alice", password="pw", admin=True))
+    page = client.get("/clusters/hpc/settings/").content.decode()
+    assert '<input type="number" name="gpus" min="1" max="2147483647"' in page
+    assert '<input type="number" name="compute_nodes" min="1" max="2147483647"' in page
+    kept = {"decay_interval": "86400", "decay_factor": "0.5", "scheduler_iteration": "600",
+            "usage_recording": "exact", "cores": "1280"}  # fmt: skip
+    refused = client.post(
+        "/clusters/hpc/settings/", kept | {"gpus": "-4", "compute_nodes": "x", "reason": "x"}
+    )
+    assert refused.status_code == 400
+    assert Cluster.objects.get(pk=pbs.pk).cores is None  # nothing saved
+    answer = client.post(
+        "/clusters/hpc/settings/", kept | {"gpus": "80", "compute_nodes": "20", "reason": "20 x 4"}
+    )
+    assert answer.status_code == 302
+    saved = Cluster.objects.get(pk=pbs.pk)
+    assert (saved.cores, saved.gpus, saved.compute_nodes) == (1280, 80, 20)
+    changes = set(SettingChange.objects.values_list("setting", "old_value", "new_value"))
+    assert changes == {
+        ("cores", "not set", "1280"), ("gpus", "not set", "80"),
+        ("compute_nodes", "not set", "20"),
+    }  # fmt: skip
