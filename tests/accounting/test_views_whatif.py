@@ -78,7 +78,8 @@ def test_an_admin_gets_the_form_with_the_pbs_policy_as_it_is(alice: Client) -> N
     assert data["set:job_sort_formula"] == HPC_FORMULA
     assert (data["set:shares:physics"], data["set:shares:cond-matter"]) == ("30", "500")
     assert "set:shares:unknown" not in data
-    assert (data["cores"], data["order"], data["backfill"]) == ("", "policy", "")
+    # the demo sets its machine's cores
+    assert (data["cores"], data["order"], data["backfill"]) == ("6656", "policy", "")
     assert (data["from"], data["until"]) == ("", "")  # two weeks stored: all of them
     knobs = table(page, "knobs")
     assert knobs[1][:2] == ["fair_share", "on"]
@@ -87,7 +88,10 @@ def test_an_admin_gets_the_form_with_the_pbs_policy_as_it_is(alice: Client) -> N
     assert table(page, "shares")[1][:3] == ["physics", "root", "30"]
     said = words(page)
     assert "the cluster's own (greedy)" in html.unescape(said)
-    assert "The cluster's cores are not set: give them here." in html.unescape(said)
+    assert "The cluster's cores are not set" not in html.unescape(said)
+    Cluster.objects.filter(name="hpc").update(cores=None)
+    unset = words(alice.get("/clusters/hpc/whatif/"))
+    assert "The cluster's cores are not set: give them here." in html.unescape(unset)
 
 
 def test_the_window_is_the_last_30_days_of_the_stored_jobs(alice: Client) -> None:
@@ -201,6 +205,7 @@ def test_a_form_left_as_it_is_replays_the_baseline_alone(
 def test_a_bad_value_is_refused_with_why_and_nothing_is_saved(
     alice: Client, sent: list[Any], changed: dict[str, str], field: str, message: str
 ) -> None:
+    Cluster.objects.filter(name="hpc").update(cores=None)  # the form's cores are all there is
     data = form_data(alice.get("/clusters/hpc/whatif/")) | {"cores": "64"} | changed
     page = alice.post("/clusters/hpc/whatif/", data)
     assert page.status_code == 400

@@ -48,7 +48,7 @@ from trees.formats.qmgr import parse_qmgr_print
 from trees.management.commands._base import FairshareCommand
 from trees.models import Role, Scheduler
 from trees.selectors.clusters import cluster_get, node_get
-from trees.services.clusters import cluster_delete
+from trees.services.clusters import cluster_delete, cluster_settings_set
 from trees.services.people import login_set, membership_set, person_set
 from trees.services.priority_config import qmgr_import
 
@@ -154,6 +154,18 @@ class Command(FairshareCommand):
             cluster_name=spec.name,
             parsed=parse_qmgr_print(files.qmgr.read_bytes()),
             source=f"generated {spec.name}",
+        )
+        cluster_settings_set(
+            cluster=cluster_get(name=spec.name),
+            # Nodes are left uncounted: the generated jobs share nodes, and a what-if's node
+            # pool would give each a whole one.
+            values={
+                "cores": spec.hosts * spec.host_cores,
+                "gpus": spec.hosts * spec.host_gpus or None,
+            },
+            reason=f"the demo's machine: {spec.hosts} nodes of {spec.host_cores} cores"
+            + (f" and {spec.host_gpus} GPUs" if spec.host_gpus else ""),
+            user=None,
         )
         cluster = cluster_get(name=spec.name)
         self._done(

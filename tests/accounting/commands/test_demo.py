@@ -132,6 +132,9 @@ def test_the_generated_clusters_have_the_sites_tree_and_policy(built: str) -> No
         0.5,
         "",
     )
+    # the what-if's pools: 52 nodes of 128 cores; 20 of 64 cores and 4 GPUs (nodes uncounted)
+    assert (hpc.cores, hpc.gpus, hpc.compute_nodes) == (6656, None, None)
+    assert (gpu.cores, gpu.gpus, gpu.compute_nodes) == (1280, 80, None)
     # The staff's test jobs name an account the tree lacks: PBS keeps it under unknown.
     staff = Node.objects.filter(cluster=hpc, name="staff").values_list("parent__name", "origin")
     assert staff.get() == ("unknown", NodeOrigin.USAGE)
