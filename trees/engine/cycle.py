@@ -8,7 +8,7 @@ decays every usage once per elapsed `decay_interval` (pbsfs-behaviour.md, decay)
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from trees.engine.formula import Formula, FormulaValueError
@@ -189,17 +189,25 @@ def cycle_usage(
     decay_interval: int,
     decay_factor: float,
     unknown_shares: int,
+    decayed: Callable[[dict[str, float]], dict[str, float]] | None = None,
 ) -> tuple[dict[str, float], int, list[int]]:
     """One cycle on the usage database: the runs' usage accrued up to `now` and each decay due
     since `last_decay` applied where it falls, so that what ran before a decay is decayed with
     it (pbsfs -d). Returns the records as stored, the new last_decay and the decays' times; a
     first cycle (last_decay 0) starts the decay clock, as PBS does.
+
+    `decayed`, if given, stands for decayed_records(groups, records, decay_factor,
+    unknown_shares) and must return the same: a caller that keeps the tree built (a replay's
+    order) decays it there instead of building it again.
     """
     last_decay = last_decay or now
     decays = decay_instants(last_decay, decay_interval, now)
     for instant in decays:
         accrual.add_until(runs, instant, records)
-        records = decayed_records(groups, records, decay_factor, unknown_shares)
+        if decayed is None:
+            records = decayed_records(groups, records, decay_factor, unknown_shares)
+        else:
+            records = decayed(records)
         last_decay = instant
     accrual.add_until(runs, now, records)
     return stored_records(records), last_decay, decays
