@@ -10,7 +10,6 @@ from urllib.parse import urlencode
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import EmptyPage, Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -33,7 +32,7 @@ from trees.models import Cluster, Scheduler
 from trees.quantities import span_text
 from trees.selectors.whatif import whatif_policy_get
 from trees.views.lookup import cluster_or_404
-from trees.views.parameters import BadParameter, choice_parameter, int_parameter
+from trees.views.parameters import BadParameter, choice_parameter, page_or_404
 
 SCENARIOS_PAGE = 50  # saved what-ifs a page of the list shows
 WINDOW_DAYS = 30  # the form's window by default: the last 30 days of stored jobs
@@ -70,12 +69,7 @@ def whatif_page(request: HttpRequest, name: str) -> HttpResponse:
         form = WhatIfForm(
             cluster=cluster, policy=policy, days=_window(cluster), asked=_asked(request)
         )
-    number = int_parameter(request, "page", 1, 1, None)
-    pages = Paginator(scenarios_get(cluster=cluster), SCENARIOS_PAGE)
-    try:
-        page = pages.page(number)
-    except EmptyPage as exc:
-        raise Http404(f"there are {pages.num_pages} pages") from exc
+    page = page_or_404(request, scenarios_get(cluster=cluster), SCENARIOS_PAGE)
     return render(
         request,
         "accounting/whatif.html",

@@ -183,6 +183,7 @@ class ClusterSettingsForm(forms.Form):
     )
     gpus = forms.IntegerField(
         required=False,
+        label="GPUs",
         min_value=1,
         max_value=INT_MAX,
         help_text="The GPUs the jobs are placed on: a what-if counts the jobs' GPUs against them."

@@ -126,11 +126,6 @@ def queue_order(policy: Policy | None, order: Order) -> QueueOrder:
     if isinstance(policy, AcceleratorPolicy):
         return AcceleratorOrder(policy.groups, relative=policy.relative, alpha=policy.alpha)
     usage = parse_formula(policy.usage_res, USAGE_RESOURCES)
-    cycles = {
-        "formula": usage, "iteration": policy.iteration,
-        "decay_interval": policy.decay_interval, "decay_factor": policy.decay_factor,
-        "unknown_shares": policy.unknown_shares,
-    }  # fmt: skip
     sort_formula = (
         parse_formula(policy.job_sort_formula, policy.formula_names, python=True)
         if policy.job_sort_formula.strip()
@@ -142,9 +137,17 @@ def queue_order(policy: Policy | None, order: Order) -> QueueOrder:
             sort_formula, policy.fair_share, policy.job_sort_key, by_queue,
             policy.queue_priorities,
         )  # fmt: skip
-        return PbsOrder(policy.groups, {}, sort=sort, **cycles)  # type: ignore[arg-type]
+        return PbsOrder(
+            policy.groups, {}, sort=sort, formula=usage, iteration=policy.iteration,
+            decay_interval=policy.decay_interval, decay_factor=policy.decay_factor,
+            unknown_shares=policy.unknown_shares,
+        )  # fmt: skip
     if policy.fair_share:
-        return PbsFairShareOrder(policy.groups, {}, **cycles)  # type: ignore[arg-type]
+        return PbsFairShareOrder(
+            policy.groups, {}, formula=usage, iteration=policy.iteration,
+            decay_interval=policy.decay_interval, decay_factor=policy.decay_factor,
+            unknown_shares=policy.unknown_shares,
+        )  # fmt: skip
     return FifoOrder()
 
 

@@ -14,7 +14,6 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.paginator import EmptyPage, Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -44,7 +43,7 @@ from trees.views.parameters import (
     MAX_PARENTS_LISTED,
     BadParameter,
     id_parameter,
-    int_parameter,
+    page_or_404,
     text_parameter,
 )
 
@@ -128,13 +127,8 @@ def audit_page(request: HttpRequest, name: str) -> HttpResponse:
     text = text_parameter(request, "q", max_length=MAX_NAME) or ""
     node_id = id_parameter(request, "node")
     around = cluster_node_or_404(cluster, node_id) if node_id else None
-    number = int_parameter(request, "page", 1, 1, None)
     changes = share_changes_get(cluster=cluster, name=text, around=around)
-    pages = Paginator(changes, AUDIT_PAGE)
-    try:
-        page = pages.page(number)
-    except EmptyPage as exc:
-        raise Http404(f"there are {pages.num_pages} pages") from exc
+    page = page_or_404(request, changes, AUDIT_PAGE)
     return render(
         request,
         "trees/audit.html",

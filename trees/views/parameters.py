@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.core.exceptions import BadRequest
+from django.core.paginator import EmptyPage, Page, Paginator
 from django.http import Http404, HttpRequest
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -101,3 +103,13 @@ def time_parameter(request: HttpRequest, name: str) -> datetime | None:
 
 def _whole_number(text: str) -> int | None:
     return int(text) if _WHOLE_NUMBER.fullmatch(text) else None
+
+
+def page_or_404(request: HttpRequest, items: Any, per_page: int) -> Page[Any]:
+    """The page `?page=` asks for of `items`, `per_page` a page; past the last one, a 404."""
+    number = int_parameter(request, "page", 1, 1, None)
+    pages = Paginator(items, per_page)
+    try:
+        return pages.page(number)
+    except EmptyPage as exc:
+        raise Http404(f"there are {pages.num_pages} pages") from exc

@@ -189,6 +189,7 @@ def test_an_admin_sets_the_gpus_and_nodes_a_what_if_counts(client: Client, pbs: 
     client.force_login(login_set(username="alice", password="pw", admin=True))
     page = client.get("/clusters/hpc/settings/").content.decode()
     assert '<input type="number" name="gpus" min="1" max="2147483647"' in page
+    assert 'for="id_gpus">GPUs:</label>' in page
     assert '<input type="number" name="compute_nodes" min="1" max="2147483647"' in page
     kept = {"decay_interval": "86400", "decay_factor": "0.5", "scheduler_iteration": "600",
             "usage_recording": "exact", "cores": "1280"}  # fmt: skip
