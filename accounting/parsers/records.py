@@ -55,8 +55,9 @@ class JobRequest:
     nice: int = 0  # Slurm --nice (the value without NICE_OFFSET)
     site_factor: int = 0  # Slurm site factor (the value without NICE_OFFSET)
     min_nodes: int = 0  # Slurm min_nodes
-    time_limit: int | None = None  # Slurm time limit, minutes
+    time_limit: int | None = None  # Slurm time limit, minutes (INFINITE: UNLIMITED; None: unset)
     accrue_time: int | None = None  # Slurm: when its age began to accrue (0/None: not yet)
+    begin_time: int | None = None  # Slurm: when it may start (0: not yet; None: not said)
     reason: str = ""  # the scheduler's own pending reason or comment, as it printed it
     suspended: bool = False  # Accelerator: a started job suspended (it keeps its slot)
 

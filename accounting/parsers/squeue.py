@@ -42,6 +42,7 @@ from accounting.parsers.units import parse_size
 
 __all__ = ["HELD_REASONS", "HELD_STATE_FLAGS", "read_squeue_json"]
 
+INFINITE = 0xFFFFFFFF  # a time limit of UNLIMITED, in minutes as Slurm keeps it
 MAX_COUNT = 10_000_000  # more CPUs or nodes than any machine: corruption
 # What every job has in each shape, and what a pending or running one needs besides.
 _EVERY_JOB = ("job_id", "job_state", "user_name", "account", "partition")
@@ -172,7 +173,7 @@ def _job(line: int, index: int, job: object, version: str, sampled: int | None) 
         raise Unreadable(where, _missing(missing, version))
     tres = _tres(f"{where}.tres_req_str", job.get("tres_req_str"))
     partition = _string(where, job, "partition")
-    limit = _number(where, job, "time_limit")
+    limit = _time_limit(where, job)
     record = JobRecord(
         line=line,
         job_id=_job_id(where, job),
@@ -187,7 +188,7 @@ def _job(line: int, index: int, job: object, version: str, sampled: int | None) 
         ncpus=_count(where, job, "cpus") or int(tres.get("cpu", 0)),
         ngpus=_gpus(tres),
         nodes=_count(where, job, "node_count") or int(tres.get("node", 0)),
-        requested_walltime=None if limit is None else int(limit) * 60,
+        requested_walltime=None if limit is None or limit == INFINITE else limit * 60,
         ctime=_epoch(where, job, "submit_time"),
         etime=_epoch(where, job, "eligible_time"),
         kind=kind,
@@ -211,10 +212,11 @@ def _job(line: int, index: int, job: object, version: str, sampled: int | None) 
         reported_priority=None if priority is None else int(priority),
         qos=_string(where, job, "qos"),
         partitions=[name for name in partition.split(",") if name],
-        nice=int(_signed(where, job, "nice") or 0),
+        nice=_nice(where, job),
         min_nodes=record.nodes,
-        time_limit=None if limit is None else int(limit),
+        time_limit=limit,
         accrue_time=_epoch(where, job, "accrue_time", zero=True),
+        begin_time=_epoch(where, job, "eligible_time", zero=True),
         sampled=sampled,
         reason=reason,
     )
@@ -268,14 +270,31 @@ def _count(where: str, job: Mapping[str, Any], key: str) -> int | None:
     return int(value)
 
 
-def _signed(where: str, job: Mapping[str, Any], key: str) -> int | None:
-    """A whole number that may be negative (nice)."""
-    value = _number(where, job, key)
+def _nice(where: str, job: Mapping[str, Any]) -> int:
+    """The nice value: `null` for 0; 22.05 (openapi/v0.0.38: jobs.c writes `nice -
+    NICE_OFFSET` in unsigned 32-bit arithmetic) writes a negative one as its unsigned value,
+    `--nice=-200` as 4294967096; later shapes write it signed."""
+    value = _number(where, job, "nice")
     if value is None:
+        return 0
+    if value != int(value) or not -(2**31) <= value < 2**32:
+        raise Unreadable(f"{where}.nice", f"not a nice value: {_shown(value)}")
+    return int(value) - 2**32 if value >= 2**31 else int(value)
+
+
+def _time_limit(where: str, job: Mapping[str, Any]) -> int | None:
+    """The time limit in minutes as slurmctld packs it for a job without one of its own: its
+    current partition's MaxTime (job_mgr.c pack_job); INFINITE for UNLIMITED, which v0.0.38
+    writes as `null` and later shapes as `infinite`; None when the file says it is not set."""
+    value = job.get("time_limit")
+    if value is None or (isinstance(value, dict) and value.get("infinite") is True):
+        return INFINITE
+    if isinstance(value, dict) and value.get("set") is False:
         return None
-    if value != int(value) or abs(value) > 2**31:
-        raise Unreadable(f"{where}.{key}", f"not a whole number: {_shown(value)}")
-    return int(value)
+    limit = _number(where, job, "time_limit")
+    if limit is None or limit != int(limit) or not 0 <= limit <= INFINITE:
+        raise Unreadable(f"{where}.time_limit", f"not a time limit: {_shown(value)}")
+    return int(limit)
 
 
 def _epoch(where: str, job: Mapping[str, Any], key: str, *, zero: bool = False) -> int | None:

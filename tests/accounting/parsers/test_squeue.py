@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accounting.parsers.records import JobRecord, JobState, Recognised, RejectedLine
-from accounting.parsers.squeue import read_squeue_json
+from accounting.parsers.squeue import INFINITE, read_squeue_json
 
 JEAN_ZAY = r"""{
    "meta": {
@@ -306,10 +306,51 @@ def test_unset_and_infinite_values():
         )
     )
     assert job.request is not None
-    assert (job.requested_walltime, job.request.time_limit) == (None, None)
+    assert (job.requested_walltime, job.request.time_limit) == (None, INFINITE)
     assert (job.request.reported_priority, job.request.held) == (None, False)
     assert job.request.accrue_time == 0  # not accruing yet
     assert job.etime is None
+
+
+@pytest.mark.parametrize(
+    ("nice", "read_as"),
+    [(4294967096, -200), (4294967246, -50), (500, 500), (None, 0), (-300, -300)],
+)
+def test_22_05_writes_a_negative_nice_unsigned(nice, read_as):
+    """openapi/v0.0.38 writes `nice - NICE_OFFSET` in uint32 arithmetic (`--nice=-200` as
+    4294967096, a capture of 22.05.8's squeue --json); later shapes write it signed."""
+    shaped = pending_v38()
+    shaped["nice"] = nice
+    job = queued(document(shaped, meta=META_38))
+    assert job.request is not None
+    assert job.request.nice == read_as
+
+
+@pytest.mark.parametrize("nice", [2**32, -(2**31) - 1, 1.5])
+def test_a_nice_no_slurm_writes_is_refused(nice):
+    assert rejected(document(pending_v38(nice=nice), meta=META_38)).field == "jobs[0].nice"
+
+
+def test_a_time_limit_of_null_is_unlimited_in_22_05():
+    """v0.0.38 writes INFINITE as null; a job without --time has its partition's MaxTime."""
+    unlimited = pending_v38()
+    unlimited["time_limit"] = None
+    job = queued(document(unlimited, meta=META_38))
+    assert job.request is not None
+    assert (job.request.time_limit, job.requested_walltime) == (INFINITE, None)
+    unset = queued(document(pending_v42(time_limit=no_val(0, unset=True))))
+    assert unset.request is not None
+    assert unset.request.time_limit is None
+
+
+def test_the_begin_time_is_kept_with_the_request():
+    """eligible_time is the begin time; 0 while a dependency holds it (sprio leaves it out)."""
+    later = queued(document(pending_v38(eligible_time=1790009000), meta=META_38))
+    waiting = queued(document(pending_v38(eligible_time=0), meta=META_38))
+    assert later.request is not None
+    assert waiting.request is not None
+    assert (later.request.begin_time, waiting.request.begin_time) == (1790009000, 0)
+    assert waiting.etime is None
 
 
 @pytest.mark.parametrize(
