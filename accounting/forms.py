@@ -16,7 +16,7 @@ from accounting.services.site_files import SiteFile
 from accounting.services.whatif import WhatIfParameters
 from accounting.whatif_results import backfill_said
 from trees.engine.pbs import INT_MAX, ROOT_ALIAS, TREEROOT, UNKNOWN
-from trees.engine.slurm import USE_PARENT
+from trees.engine.slurm import USE_PARENT, Algorithm
 from trees.engine.whatif import AcceleratorPolicy, PbsPolicy, Policy, SlurmPolicy, default_backfill
 from trees.formats.sched_config import MAX_DECAY_TIME
 from trees.formats.slurm_config import UINT32_MAX
@@ -225,7 +225,8 @@ def _slurm_knobs(policy: SlurmPolicy) -> list[Knob]:
     others = sorted(config.flags - _NOT_FAIR_TREE)
 
     def flags(choice: str) -> str:
-        chosen = [*others, *(["NO_FAIR_TREE"] if choice == "classic" else [])]
+        own = {"classic": ["NO_FAIR_TREE"], "depth_oblivious": ["DEPTH_OBLIVIOUS"]}
+        chosen = [*others, *own.get(choice, [])]
         return ",".join(sorted(chosen)) or "(null)"
 
     half_life = timedelta(seconds=config.decay_half_life)
@@ -236,9 +237,11 @@ def _slurm_knobs(policy: SlurmPolicy) -> list[Knob]:
         for key, attribute in _SLURM_WEIGHTS
     ]  # fmt: skip
     knobs += [
-        Knob("PriorityFlags", "fair_tree" if config.fair_tree else "classic", forms.ChoiceField(
-            choices=[("fair_tree", "Fair Tree"), ("classic", "classic (NO_FAIR_TREE)")],
-            label="FairShare", help_text="PriorityFlags' NO_FAIR_TREE; the other flags stay.",
+        Knob("PriorityFlags", Algorithm.of_flags(config.flags).value, forms.ChoiceField(
+            choices=[("fair_tree", "Fair Tree"), ("classic", "classic (NO_FAIR_TREE)"),
+                     ("depth_oblivious", "depth-oblivious classic (DEPTH_OBLIVIOUS)")],
+            label="FairShare",
+            help_text="PriorityFlags' NO_FAIR_TREE or DEPTH_OBLIVIOUS; the other flags stay.",
         ), flags),
         Knob("PriorityDecayHalfLife", config.decay_half_life, forms.IntegerField(
             min_value=0, max_value=UINT32_MAX, label="PriorityDecayHalfLife (s)",

@@ -181,7 +181,7 @@ def _node_columns(cluster: Cluster) -> tuple[Any, ...]:
     if cluster.scheduler != Scheduler.SLURM:
         return ("shares", "fairshare_perc", "usage", "fairshare_tree_usage", "fairshare_factor")
     factor: Any = F("fairshare_factor")
-    if cluster.fairshare_algorithm != Algorithm.CLASSIC:
+    if cluster.fairshare_algorithm == Algorithm.FAIR_TREE:
         factor = Case(When(fairshare_rank__isnull=False, then=factor))
     return ("shares", "fairshare_perc", "usage", None, factor, "level_fs")
 

@@ -24,6 +24,7 @@ class Scheduler(models.TextChoices):
 FAIRSHARE_ALGORITHMS = [
     (Algorithm.FAIR_TREE.value, "Fair Tree"),
     (Algorithm.CLASSIC.value, "classic (PriorityFlags=NO_FAIR_TREE)"),
+    (Algorithm.DEPTH_OBLIVIOUS.value, "depth-oblivious classic (PriorityFlags=DEPTH_OBLIVIOUS)"),
 ]
 USAGE_RESET_PERIODS = [(period.value, period.value.lower()) for period in UsageResetPeriod]
 
@@ -53,6 +54,14 @@ class FairshareEntity(models.TextChoices):
     PROJECT = "project", "project"
     QUEUE = "queue", "queue"
     EGROUP_EUSER = "egroup:euser", "group and user (egroup:euser)"
+
+
+class SlurmTreeSource(models.TextChoices):
+    SACCTMGR_DUMP = "sacctmgr_dump", "sacctmgr dump"
+    SSHARE = "sshare", "sshare"
+
+
+SLURM_TREE_SOURCES = SlurmTreeSource.choices
 
 
 class Cluster(models.Model):
@@ -190,6 +199,13 @@ class Cluster(models.Model):
         max_length=500,
         default=DEFAULT_SLURM_TRES,
         help_text="The cluster's TRES, in the order sshare lists them.",
+    )
+    slurm_tree_source = models.CharField(
+        max_length=16,
+        choices=SLURM_TREE_SOURCES,
+        blank=True,
+        help_text="What made the Slurm tree: a sacctmgr dump (then sshare brings only usage)"
+        " or sshare.",
     )
 
     usage_recording = models.CharField(
@@ -423,6 +439,12 @@ class Node(models.Model):
     grp_tres_mins = models.TextField(blank=True, help_text="Slurm GrpTRESMins, as sshare lists it.")
     tres_run_mins = models.TextField(
         blank=True, help_text="Slurm TRESRunMins as last imported; empty: no job running."
+    )
+    assoc_priority = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Slurm association Priority as set; empty: its parent's."
+    )
+    assoc_priority_effective = models.PositiveBigIntegerField(
+        default=0, help_text="Slurm association Priority as slurmctld holds it (inherited)."
     )
     # Altair Accelerator: the FairShare group's settings, then the FS_* fields (scaled by
     # 10,000) as the last cycle computed them; empty on other schedulers' nodes.

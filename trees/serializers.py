@@ -74,7 +74,7 @@ def slurm_node_document(item: TreeNode, algorithm: str) -> dict[str, Any]:
     """One association: Slurm's values; the PBS-only metrics are null."""
     node = item.node
     ranked = node.fairshare_rank is not None
-    fairshare = node.fairshare_factor if ranked or algorithm == Algorithm.CLASSIC else None
+    fairshare = node.fairshare_factor if ranked or Algorithm(algorithm).classic else None
     return {
         **_node_fields(item),
         "usage_perc": None,

@@ -46,7 +46,7 @@ class SlurmOrder:
     ) -> None:
         self.tree = SlurmTree.build(associations)
         self.config = config
-        self.algorithm = Algorithm.FAIR_TREE if config.fair_tree else Algorithm.CLASSIC
+        self.algorithm = Algorithm.of_flags(config.flags)
         self.factor = decay_factor(timedelta(seconds=config.decay_half_life))
         self.partitions = dict(partitions or {})
         self.cluster_cpus = cluster_cpus

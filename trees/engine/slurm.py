@@ -41,9 +41,28 @@ _LD = np.longdouble
 class Algorithm(StrEnum):
     FAIR_TREE = "fair_tree"
     CLASSIC = "classic"  # PriorityFlags=NO_FAIR_TREE
+    DEPTH_OBLIVIOUS = "depth_oblivious"  # PriorityFlags=DEPTH_OBLIVIOUS: classic, depth-oblivious
 
     def label(self) -> str:
-        return "Fair Tree" if self == Algorithm.FAIR_TREE else "classic"
+        return {
+            Algorithm.FAIR_TREE: "Fair Tree",
+            Algorithm.CLASSIC: "classic",
+            Algorithm.DEPTH_OBLIVIOUS: "depth-oblivious classic",
+        }[self]
+
+    @property
+    def classic(self) -> bool:
+        """The classic factor, 2^(-EffectvUsage/NormShares), whichever effective usage."""
+        return self != Algorithm.FAIR_TREE
+
+    @classmethod
+    def of_flags(cls, flags: Iterable[str]) -> Algorithm:
+        """PriorityFlags' choice: DEPTH_OBLIVIOUS, else NO_FAIR_TREE, else Fair Tree
+        (read_config.c: DEPTH_OBLIVIOUS also clears Fair Tree)."""
+        given = set(flags)
+        if "DEPTH_OBLIVIOUS" in given:
+            return cls.DEPTH_OBLIVIOUS
+        return cls.CLASSIC if "NO_FAIR_TREE" in given else cls.FAIR_TREE
 
 
 @dataclass(frozen=True)
@@ -52,7 +71,8 @@ class AssociationDef:
 
     `parent` is an account's parent account (None only for `root`); a user's parent is its account.
     `shares` is RawShares (USE_PARENT for FairShare=parent); `usage` is the raw usage, decayed
-    billable TRES-seconds, each association keeping its own as slurmctld does.
+    billable TRES-seconds, each association keeping its own as slurmctld does; `priority` is
+    the association's Priority as set with sacctmgr (None: unset, its parent's holds).
     """
 
     account: str
@@ -60,6 +80,7 @@ class AssociationDef:
     user: str | None = None
     shares: int = 1
     usage: float = 0.0
+    priority: int | None = None
 
     @property
     def is_user(self) -> bool:
@@ -83,9 +104,12 @@ def display_key(is_user: bool, name: str) -> tuple[bool, bytes]:
 class SlurmTree:
     """The association tree: `root`, accounts, and user associations as leaves."""
 
-    def __init__(self, root_shares: int = 1, root_usage: float = 0.0) -> None:
+    def __init__(
+        self, root_shares: int = 1, root_usage: float = 0.0, root_priority: int | None = None
+    ) -> None:
         self.tree = Tree.with_root(ROOT_ACCOUNT, shares=root_shares, usage=root_usage)
         self.is_user: list[bool] = [False]
+        self.priorities: list[int | None] = [root_priority]  # Priority as set, per node
         self.accounts: dict[str, int] = {ROOT_ACCOUNT: ROOT}
         self.users: dict[tuple[str, str], int] = {}
 
@@ -100,7 +124,10 @@ class SlurmTree:
         roots = [a for a in given if a.user is None and a.account == ROOT_ACCOUNT]
         if len(roots) > 1:
             raise ValueError("account root is defined twice")
-        tree = cls(root_shares=roots[0].shares if roots else 1)
+        tree = cls(
+            root_shares=roots[0].shares if roots else 1,
+            root_priority=roots[0].priority if roots else None,
+        )
         pending: dict[str, list[AssociationDef]] = {}
         for association in given:
             if association.user is None and association.account == ROOT_ACCOUNT:
@@ -138,6 +165,7 @@ class SlurmTree:
             parent, association.name, shares=association.shares, usage=association.usage
         )
         self.is_user.append(association.is_user)
+        self.priorities.append(association.priority)
         if association.is_user:
             self.users[(self.tree.names[parent], association.name)] = node
         else:
@@ -188,9 +216,23 @@ class SlurmTree:
                     user=self.name(node) if self.is_user[node] else None,
                     shares=self.tree.shares[node],
                     usage=self.tree.usage[node],
+                    priority=self.priorities[node],
                 )
             )
         return out
+
+    def effective_priorities(self) -> list[int]:
+        """Each association's Priority as slurmctld holds it: its own, else its parent's, down
+        from the root (slurmdbd gives an association its parent's unset limits, INFINITE
+        among them); unset up to the root, it is 0 (assoc_mgr.c _set_assoc_norm_priority)."""
+        held = [0] * len(self)
+        for node in self.tree.preorder():
+            own, up = self.priorities[node], self.tree.parent[node]
+            if own is None or own == INFINITE:
+                held[node] = held[up] if up >= 0 else 0
+            else:
+                held[node] = own
+        return held
 
 
 @dataclass(frozen=True)
@@ -309,6 +351,54 @@ def effectv_usage_classic(
     return out
 
 
+DEPTH_OBLIVIOUS_F = _LD(5.0)  # _depth_oblivious_set_usage_efctv's f ("could be a tunable")
+
+
+def effectv_usage_depth_oblivious(
+    tree: SlurmTree, fs_parent: Sequence[int], norm: FloatArray, usage_norm: LongArray
+) -> LongArray:
+    """_depth_oblivious_set_usage_efctv (priority_multifactor.c at slurm-22-05-8-1), top down:
+    R = ratio_p · ratio_l^k, EffectvUsage = R · NormShares, with ratio_p the fs parent's
+    EffectvUsage over its NormShares, ratio_l this association's NormUsage over NormShares
+    divided by its siblings' (their NormUsage summed, `parent` ones left out, over the fs
+    parent's NormShares), and k = 1 unless the two logs differ in sign, then
+    1 / (1 + (5 · ln ratio_p)²). Long double as in C, but pow(ratio_l, k) is C's double pow.
+    Without shares, parent usage or own usage: the NormUsage; `parent` shares: the fs
+    parent's; below the root: the NormUsage."""
+    n = len(tree)
+    out = np.zeros(n, dtype=_LD)
+    out[ROOT] = 1
+    shares = tree.tree.shares
+    siblings: dict[int, _LD] = {}
+    for node in range(1, n):
+        if shares[node] != USE_PARENT:
+            above = fs_parent[node]
+            siblings[above] = siblings.get(above, _LD(0)) + usage_norm[node]
+    for node in tree.tree.preorder():
+        if node == ROOT:
+            continue
+        above = fs_parent[node]
+        own_norm = _LD(norm[node])
+        if above == ROOT:
+            out[node] = usage_norm[node]
+        elif shares[node] == USE_PARENT:
+            out[node] = out[above]
+        elif own_norm and norm[above] and out[above] and usage_norm[node]:
+            parent_norm = _LD(norm[above])
+            ratio_p = out[above] / parent_norm
+            ratio_s = siblings.get(above, _LD(0)) / parent_norm
+            ratio_l = (usage_norm[node] / own_norm) / ratio_s
+            if not ratio_p or not ratio_l or np.log(ratio_p) * np.log(ratio_l) >= 0:
+                k = _LD(1)
+            else:
+                k = _LD(1) / (_LD(1) + (DEPTH_OBLIVIOUS_F * np.log(ratio_p)) ** 2)
+            power = _LD(math.pow(float(ratio_l), float(k)))
+            out[node] = ratio_p * power * own_norm
+        else:
+            out[node] = usage_norm[node]
+    return out
+
+
 def fs_factor_classic(usage_efctv: float, shares_norm: float, dampening: int = 1) -> float:
     """priority_p_calc_fs_factor: 2^-((EffectvUsage/NormShares)/FairShareDampeningFactor)."""
     if math.isclose(usage_efctv, NO_VAL, rel_tol=0, abs_tol=1e-5) or shares_norm <= 0:
@@ -395,7 +485,10 @@ def compute(
         fairshare, rank, tied = rank_fair_tree(tree, fs_parent, lfs)
     else:
         norm = norm_shares_classic(tree, fs_parent, level)
-        effectv = effectv_usage_classic(tree, fs_parent, level, usage_norm)
+        if algorithm == Algorithm.DEPTH_OBLIVIOUS:
+            effectv = effectv_usage_depth_oblivious(tree, fs_parent, norm, usage_norm)
+        else:
+            effectv = effectv_usage_classic(tree, fs_parent, level, usage_norm)
         lfs = np.full(n, NO_VAL, dtype=_LD)
         fairshare = np.array(
             [fs_factor_classic(float(effectv[i]), float(norm[i]), dampening) for i in range(n)]
@@ -419,7 +512,7 @@ def compute(
 
 def target_share(tree: SlurmTree, metrics: SlurmMetrics) -> FloatArray:
     """Each association's share of the whole machine: the classic NormShares, for any algorithm."""
-    if metrics.algorithm == Algorithm.CLASSIC:
+    if metrics.algorithm.classic:
         return metrics.norm_shares
     return norm_shares_classic(tree, metrics.fs_parent, metrics.level_shares)
 

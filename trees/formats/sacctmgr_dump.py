@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from trees.engine.slurm import ROOT_ACCOUNT, USE_PARENT, AssociationDef
+from trees.engine.slurm import INFINITE, ROOT_ACCOUNT, USE_PARENT, AssociationDef
 from trees.formats.rejected import RejectedLine
 
 BUFFER_SIZE = 4096  # file_functions.c: the line buffer fgets() fills, NUL included
@@ -95,6 +95,7 @@ _ESCAPE = re.compile(r"\\(.?)", re.DOTALL)
 class SacctmgrDump:
     cluster: str | None = None
     root_shares: int = 1
+    root_priority: int | None = None
     entries: list[tuple[int, AssociationDef]] = field(default_factory=list)  # (line, association)
     rejected: list[RejectedLine] = field(default_factory=list)
     grp_tres_mins: dict[tuple[str, str | None], str] = field(default_factory=dict)
@@ -102,7 +103,9 @@ class SacctmgrDump:
     @property
     def associations(self) -> list[AssociationDef]:
         """The root account (shares from the Cluster line), then every entry in file order."""
-        root = AssociationDef(ROOT_ACCOUNT, parent=None, shares=self.root_shares)
+        root = AssociationDef(
+            ROOT_ACCOUNT, parent=None, shares=self.root_shares, priority=self.root_priority
+        )
         return [root, *(association for _, association in self.entries)]
 
 
@@ -131,6 +134,7 @@ class _Options:
     shares: int | None = None
     partition: str | None = None
     grp_tres_mins: str | None = None
+    priority: int | None = None
 
 
 def parse_sacctmgr_dump(data: bytes, *, preserve_case_user: bool = False) -> SacctmgrDump:
@@ -287,6 +291,7 @@ def _parse_options(text: str, *, lower_name: bool) -> _Options:
         if not name:
             raise _Bad("name", "the name is empty")
         shares = _shares(options["FairShare"]) if "FairShare" in options else None
+        priority = _priority(options["Priority"]) if "Priority" in options else None
     except _Bad as bad:
         bad.name = name or None
         raise
@@ -296,7 +301,20 @@ def _parse_options(text: str, *, lower_name: bool) -> _Options:
         shares=shares,
         partition=partition.lower() if partition else None,
         grp_tres_mins=options.get("GrpTRESMins"),
+        priority=priority,
     )
+
+
+def _priority(value: str) -> int | None:
+    """Priority=: a whole number from 0 to 4294967294; -1 clears it (the parent's holds)."""
+    word = value.strip()
+    if word == "-1":
+        return None
+    if not _NUMBER.fullmatch(word) or not 0 <= int(word) < INFINITE:
+        raise _Bad(
+            "Priority", f"{value!r} is not a priority (a whole number from 0 to {INFINITE - 1})"
+        )
+    return int(word)
 
 
 def _open_gres(tres: str) -> bool:
@@ -382,6 +400,7 @@ class _Reader:
         self.result.cluster = options.name
         if options.shares is not None:
             self.result.root_shares = options.shares
+        self.result.root_priority = options.priority
         if options.grp_tres_mins is not None:
             self.result.grp_tres_mins[(ROOT_ACCOUNT, None)] = options.grp_tres_mins
 
@@ -422,7 +441,10 @@ class _Reader:
         self.accounts[name] = number
         self.rejected_accounts.pop(name, None)
         shares = 1 if options.shares is None else options.shares
-        self._add(number, AssociationDef(name, parent=self.parent, shares=shares), options)
+        association = AssociationDef(
+            name, parent=self.parent, shares=shares, priority=options.priority
+        )
+        self._add(number, association, options)
 
     def _user(self, number: int, rest: str) -> None:
         options = _parse_options(rest, lower_name=not self.preserve_case_user)
@@ -441,8 +463,9 @@ class _Reader:
         self.users[key] = (number, options.partition)
         shares = 1 if options.shares is None else options.shares
         association = AssociationDef(
-            self.parent, parent=self.parent, user=options.name, shares=shares
-        )
+            self.parent, parent=self.parent, user=options.name, shares=shares,
+            priority=options.priority,
+        )  # fmt: skip
         self._add(number, association, options)
 
     def _add(self, number: int, association: AssociationDef, options: _Options) -> None:

@@ -121,7 +121,7 @@ def share_tres(row: SshareRow, tres_names: Sequence[str]) -> Json:
 
 def fairshare(row: SshareRow, algorithm: Algorithm) -> Json:
     """fairshare.factor and fairshare.level as slurmctld holds them (fs_factor, level_fs)."""
-    if algorithm == Algorithm.CLASSIC:
+    if algorithm.classic:
         # Only Fair Tree sets them: classic leaves both at slurmdb_create_assoc_usage's 0, and
         # sshare computes its FairShare column itself.
         return {"factor": 0.0, "level": 0.0}

@@ -12,7 +12,8 @@ from trees.models import Cluster, Node, NodeOrigin, Scheduler
 
 
 class SlurmValues(NamedTuple):
-    """What only Slurm associations hold: FairShare=parent, sshare's columns, TRES text."""
+    """What only Slurm associations hold: FairShare=parent, sshare's columns, TRES text, the
+    association's Priority."""
 
     shares_parent: bool = False
     norm_shares: float | None = None
@@ -23,6 +24,8 @@ class SlurmValues(NamedTuple):
     fairshare_rank_of: int | None = None
     grp_tres_mins: str = ""
     tres_run_mins: str = ""
+    assoc_priority: int | None = None  # Priority as set (None: the parent's)
+    assoc_priority_effective: int = 0  # as slurmctld holds it, inherited
 
 
 class AcceleratorValues(NamedTuple):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from trees.bulk import collector_paused
 from trees.engine.slurm import USE_PARENT, Algorithm, AssociationDef, SlurmTree, compute
 from trees.formats.sshare import columns_for, format_sshare, sshare_rows
-from trees.models import Cluster, Node, NodeKind
+from trees.models import Cluster, Node, NodeKind, SlurmTreeSource
 from trees.selectors.nodes import SlurmValues, StoredNode, stored_nodes_get
 
 
@@ -20,6 +20,14 @@ class SlurmState:
     grp_tres_mins: dict[tuple[str, str | None], str]
     tres_run_mins: dict[tuple[str, str | None], str]
     tres_names: list[str]
+
+
+def slurm_tree_of_dump_get(*, cluster_name: str) -> Cluster | None:
+    """The Slurm cluster of that name if a sacctmgr dump made its tree: sshare then brings
+    only its usage (the dump's tree, shares and association priorities stay)."""
+    return Cluster.objects.filter(
+        name=cluster_name, slurm_tree_source=SlurmTreeSource.SACCTMGR_DUMP
+    ).first()
 
 
 def slurm_state_get(*, cluster: Cluster) -> SlurmState:
@@ -42,6 +50,7 @@ def slurm_associations_of(nodes: Sequence[StoredNode]) -> list[AssociationDef]:
                 user=node.name if is_user else None,
                 shares=USE_PARENT if slurm.shares_parent else shares,
                 usage=node.state.usage,
+                priority=slurm.assoc_priority,
             )
         )
     return associations

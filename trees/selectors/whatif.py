@@ -23,6 +23,8 @@ def whatif_policy_get(*, cluster: Cluster) -> Policy:
         flags = set(config.flags)
         if cluster.fairshare_algorithm == Algorithm.CLASSIC.value:
             flags.add("NO_FAIR_TREE")
+        elif cluster.fairshare_algorithm == Algorithm.DEPTH_OBLIVIOUS.value:
+            flags.add("DEPTH_OBLIVIOUS")
         config = replace(
             config,
             flags=frozenset(flags),

@@ -22,7 +22,7 @@ from trees.engine.slurm import (
 )
 from trees.engine.slurm import compute as fair_tree_compute
 from trees.engine.tree import ROOT
-from trees.models import Cluster, NodeKind, NodeOrigin, Scheduler
+from trees.models import Cluster, NodeKind, NodeOrigin, Scheduler, SlurmTreeSource
 from trees.selectors.nodes import NodeState, SlurmValues, StoredNode
 from trees.selectors.slurm import SlurmState, slurm_state_of
 from trees.services.clusters import cluster_get_or_create
@@ -100,8 +100,10 @@ def slurm_tree_import(
 ) -> SlurmImport:
     """Make the cluster's associations those given (sshare output or a sacctmgr dump).
 
-    `with_usage` false keeps the raw usage each association already has (a dump has none);
-    `algorithm` is taken only by a new cluster, whose fairshare the file shows.
+    `with_usage` false (a dump) keeps the raw usage each association already has and takes
+    the associations' Priority from the file; true (sshare, which has no Priority) keeps the
+    Priority each association already has. `algorithm` is taken only by a new cluster, whose
+    fairshare the file shows.
     """
     with transaction.atomic():
         cluster, created = cluster_get_or_create(name=cluster_name, scheduler=Scheduler.SLURM)
@@ -109,11 +111,22 @@ def slurm_tree_import(
             cluster.fairshare_algorithm = algorithm.value
         if tres_names:
             cluster.slurm_tres = ",".join(tres_names)
-        cluster.save(update_fields=["fairshare_algorithm", "slurm_tres"])
+        cluster.slurm_tree_source = (
+            SlurmTreeSource.SSHARE if with_usage else SlurmTreeSource.SACCTMGR_DUMP
+        )
+        cluster.save(update_fields=["fairshare_algorithm", "slurm_tres", "slurm_tree_source"])
         with slurm_tree_held(cluster) as held:
-            if not with_usage:
-                usage = {a.key: a.usage for a in held.state.tree.records()}
-                associations = [replace(a, usage=usage.get(a.key, 0.0)) for a in associations]
+            kept = {a.key: a for a in held.state.tree.records()}
+            if with_usage:
+                associations = [
+                    replace(a, priority=kept[a.key].priority) if a.key in kept else a
+                    for a in associations
+                ]
+            else:
+                associations = [
+                    replace(a, usage=kept[a.key].usage if a.key in kept else 0.0)
+                    for a in associations
+                ]
             summary = held.store(
                 tree=_tree_built(associations),
                 grp_tres_mins=grp_tres_mins or {},
@@ -122,6 +135,70 @@ def slurm_tree_import(
                 user=user,
             )
     return replace(summary, cluster_created=created)
+
+
+@dataclass(frozen=True)
+class SlurmUsageImport:
+    """What an sshare file gave a tree that a sacctmgr dump made: the raw usage only."""
+
+    summary: SlurmImport
+    not_in_tree: list[str]  # `account` or `account:user` the file has and the tree lacks
+    not_in_file: list[str]  # the tree's associations the file does not list
+    shares_differ: list[str]  # `account:user: the dump's N, the file's M`
+
+
+def slurm_usage_import(
+    *,
+    cluster: Cluster,
+    associations: Sequence[AssociationDef],
+    source: str,
+    tres_names: Sequence[str] | None = None,
+    grp_tres_mins: TresText | None = None,
+    tres_run_mins: TresText | None = None,
+    user: User | None = None,
+) -> SlurmUsageImport:
+    """The raw usage (and sshare's TRES columns) of the associations the tree has, the tree,
+    its shares and Priority left as the dump made them: sshare after `sacctmgr dump`."""
+    with transaction.atomic(), slurm_tree_held(cluster) as held:
+        if tres_names:
+            held.cluster.slurm_tres = ",".join(tres_names)
+            held.cluster.save(update_fields=["slurm_tres"])
+        given = {a.key: a for a in associations}
+        tree = held.state.tree
+        records = tree.records()
+        known = {record.key for record in records}
+        differ = [
+            f"{_label(a.key)}: the dump's {_shares_text(record.shares)}, the file's"
+            f" {_shares_text(a.shares)}"
+            for record in records
+            if (a := given.get(record.key)) is not None and a.shares != record.shares
+        ]
+        updated = [
+            replace(record, usage=given[record.key].usage) if record.key in given else record
+            for record in records
+        ]
+        summary = held.store(
+            tree=_tree_built(updated),
+            grp_tres_mins={**held.state.grp_tres_mins, **(grp_tres_mins or {})},
+            tres_run_mins=dict(tres_run_mins or {}),
+            reason=f"usage imported from {source}",
+            user=user,
+        )
+    return SlurmUsageImport(
+        summary=summary,
+        not_in_tree=[_label(key) for key in given if key not in known],
+        not_in_file=[_label(r.key) for r in records if r.key not in given],
+        shares_differ=differ,
+    )
+
+
+def _label(key: tuple[str, str | None]) -> str:
+    account, user = key
+    return account if user is None else f"{account}:{user}"
+
+
+def _shares_text(shares: int) -> str:
+    return "parent" if shares == USE_PARENT else str(shares)
 
 
 def slurm_associations_add(
@@ -183,6 +260,7 @@ def slurm_rows(
         tree, Algorithm(cluster.fairshare_algorithm), dampening=cluster.fairshare_dampening_factor
     )
     target, within = target_share(tree, metrics), level_share(tree, metrics)
+    priorities = tree.effective_priorities()
     fair_tree = metrics.algorithm == Algorithm.FAIR_TREE
     keys: dict[int, object] = {}
     for position, index in enumerate(tree.tree.preorder()):
@@ -227,6 +305,8 @@ def slurm_rows(
                 fairshare_rank_of=metrics.user_count if ranked else None,
                 grp_tres_mins=grp_tres_mins.get(tree.key(index), ""),
                 tres_run_mins=tres_run_mins.get(tree.key(index), ""),
+                assoc_priority=tree.priorities[index],
+                assoc_priority_effective=priorities[index],
             ),
         )
 

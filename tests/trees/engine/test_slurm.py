@@ -808,6 +808,121 @@ def user_nodes(tree):
     return [n for n in range(len(tree)) if tree.is_user[n]]
 
 
+def two_level(a1: float = 30, a2: float = 10, b: float = 60) -> SlurmTree:
+    """root: A (1 share: a1 1, a2 3) and B (1 share); usage a1 30, a2 10, B 60 of 100."""
+    return SlurmTree.build([
+        AssociationDef(ROOT_ACCOUNT, parent=None, shares=1, usage=a1 + a2 + b),
+        AssociationDef("A", shares=1, usage=a1 + a2),
+        AssociationDef("B", shares=1, usage=b),
+        AssociationDef("A", parent="A", user="a1", shares=1, usage=a1),
+        AssociationDef("A", parent="A", user="a2", shares=3, usage=a2),
+    ])  # fmt: skip
+
+
+class TestDepthOblivious:
+    """_depth_oblivious_set_usage_efctv (priority_multifactor.c at slurm-22-05-8-1); sshare
+    of a real 22.05.8 in that mode is the depth_oblivious capture (tests/captures/slurm)."""
+
+    def test_top_accounts_take_their_normalised_usage(self):
+        metrics = compute(two_level(), Algorithm.DEPTH_OBLIVIOUS)
+        tree = two_level()
+        ue = {tree.key(n): float(metrics.effectv_usage[n]) for n in range(len(tree))}
+        assert ue[("A", None)] == pytest.approx(0.4, rel=1e-15)
+        assert ue[("B", None)] == pytest.approx(0.6, rel=1e-15)
+
+    def test_a_user_over_its_share_under_a_parent_below_its_own(self):
+        # ratio_p = 0.4/0.5 = 0.8; ratio_s = (0.3 + 0.1)/0.5 = 0.8; ratio_l = (0.3/0.125)/0.8 = 3;
+        # ln 0.8 < 0 < ln 3: k = 1/(1 + (5 ln 0.8)²) = 0.4454751; UE = 0.8 · 3^k · 0.125
+        tree = two_level()
+        metrics = compute(tree, Algorithm.DEPTH_OBLIVIOUS)
+        a1 = tree.find("A", "a1")
+        assert a1 is not None
+        k = 1 / (1 + (5 * math.log(0.8)) ** 2)
+        assert float(metrics.effectv_usage[a1]) == pytest.approx(0.8 * 3**k * 0.125, rel=1e-12)
+        assert float(metrics.effectv_usage[a1]) == pytest.approx(0.1631333, abs=1e-7)
+        assert metrics.fairshare[a1] == pytest.approx(2 ** -(0.1631333 / 0.125), rel=1e-6)
+
+    def test_logs_of_one_sign_keep_k_at_1(self):
+        # a2: ratio_l = (0.1/0.375)/0.8 = 1/3, ln 0.8 and ln 1/3 both < 0: UE = 0.8 · 1/3 · 0.375
+        tree = two_level()
+        metrics = compute(tree, Algorithm.DEPTH_OBLIVIOUS)
+        a2 = tree.find("A", "a2")
+        assert a2 is not None
+        assert float(metrics.effectv_usage[a2]) == pytest.approx(0.1, rel=1e-12)
+        assert metrics.fairshare[a2] == pytest.approx(2 ** -(0.1 / 0.375), rel=1e-12)
+
+    def test_without_own_usage_it_is_the_normalised_usage(self):
+        tree = two_level(a2=0)
+        metrics = compute(tree, Algorithm.DEPTH_OBLIVIOUS)
+        a2 = tree.find("A", "a2")
+        assert a2 is not None
+        assert float(metrics.effectv_usage[a2]) == 0.0
+        assert metrics.fairshare[a2] == 1.0
+
+    def test_it_differs_from_classic_and_keeps_its_norm_shares(self):
+        tree = two_level()
+        classic, oblivious = (
+            compute(tree, Algorithm.CLASSIC),
+            compute(tree, Algorithm.DEPTH_OBLIVIOUS),
+        )
+        assert np.array_equal(classic.norm_shares, oblivious.norm_shares)
+        a1 = tree.find("A", "a1")
+        # classic: 0.3 + (0.4 - 0.3)·1/4 = 0.325, depth-oblivious 0.1631333
+        assert float(classic.effectv_usage[a1]) == pytest.approx(0.325, rel=1e-15)
+        assert float(oblivious.effectv_usage[a1]) < float(classic.effectv_usage[a1])
+
+    @pytest.mark.parametrize(
+        ("flags", "algorithm"),
+        [
+            ((), Algorithm.FAIR_TREE),
+            (("NO_FAIR_TREE",), Algorithm.CLASSIC),
+            (("DEPTH_OBLIVIOUS",), Algorithm.DEPTH_OBLIVIOUS),
+            (("DEPTH_OBLIVIOUS", "NO_FAIR_TREE"), Algorithm.DEPTH_OBLIVIOUS),
+        ],
+    )
+    def test_the_flags_choose_it(self, flags, algorithm):
+        assert Algorithm.of_flags(flags) is algorithm
+        assert algorithm.classic is (algorithm is not Algorithm.FAIR_TREE)
+
+
+class TestAssociationPriority:
+    """An association's Priority: its own, else its parent's (slurmdbd fills unset limits
+    from the parent), 0 when unset up to the root."""
+
+    def tree(self, root: int | None = None) -> SlurmTree:
+        return SlurmTree.build([
+            AssociationDef(ROOT_ACCOUNT, parent=None, priority=root),
+            AssociationDef("phys", priority=10),
+            AssociationDef("theory", parent="phys"),
+            AssociationDef("theory", parent="theory", user="news"),
+            AssociationDef("phys", parent="phys", user="mail", priority=30),
+            AssociationDef("chem"),
+            AssociationDef("chem", parent="chem", user="list"),
+        ])  # fmt: skip
+
+    def held(self, tree: SlurmTree) -> dict[tuple[str, str | None], int]:
+        priorities = tree.effective_priorities()
+        return {tree.key(n): priorities[n] for n in range(len(tree))}
+
+    def test_unset_ones_take_the_nearest_set_above(self):
+        held = self.held(self.tree())
+        assert held[("theory", "news")] == 10  # theory's, which is phys's
+        assert held[("phys", "mail")] == 30
+        assert held[("chem", "list")] == 0
+        assert held[("root", None)] == 0
+
+    def test_the_roots_priority_reaches_every_unset_one(self):
+        held = self.held(self.tree(root=7))
+        assert held[("chem", "list")] == 7
+        assert held[("theory", "news")] == 10
+
+    def test_records_keep_the_priority_as_set(self):
+        tree = self.tree()
+        rebuilt = SlurmTree.build(tree.records())
+        assert rebuilt.priorities == tree.priorities
+        assert self.held(rebuilt) == self.held(tree)
+
+
 @PROPERTY
 @given(slurm_trees())
 def test_ranks_are_competition_ranks_counted_from_the_top(defs):

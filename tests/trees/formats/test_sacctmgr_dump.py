@@ -39,12 +39,17 @@ def only_rejection(result: SacctmgrDump) -> RejectedLine:
     return result.rejected[0]
 
 
-def account(name: str, parent: str = ROOT_ACCOUNT, shares: int = 1) -> AssociationDef:
-    return AssociationDef(name, parent=parent, shares=shares)
+def account(
+    name: str, parent: str = ROOT_ACCOUNT, shares: int = 1, priority: int | None = None
+) -> AssociationDef:
+    return AssociationDef(name, parent=parent, shares=shares, priority=priority)
 
 
-def user(name: str, in_account: str, shares: int = 1) -> AssociationDef:
-    return AssociationDef(in_account, parent=in_account, user=name, shares=shares)
+def user(
+    name: str, in_account: str, shares: int = 1, priority: int | None = None
+) -> AssociationDef:
+    return AssociationDef(in_account, parent=in_account, user=name, shares=shares,
+                          priority=priority)  # fmt: skip
 
 
 class TestTheExample:
@@ -210,7 +215,10 @@ class TestOptions:
             "AdminLevel='Operator':Coordinator='a':WCKeys='w,x':Fairshare=2\n"
         )
         result = parse(text)
-        assert result.associations[1:] == [account("a", shares=5), user("u", "a", shares=2)]
+        assert result.associations[1:] == [
+            account("a", shares=5, priority=10),
+            user("u", "a", shares=2),
+        ]
         assert result.grp_tres_mins == {("a", None): "cpu=10"}
         assert result.rejected == []
 
@@ -228,6 +236,36 @@ class TestOptions:
     def test_it_ignores_empty_options_between_colons(self) -> None:
         result = parse(f"{CLUSTER}Account - 'a'::Fairshare=2:\n")
         assert result.associations[1:] == [account("a", shares=2)]
+
+
+class TestPriority:
+    """Priority= on the Cluster line (the root association), accounts and users, as set;
+    the inherited value is the engine's (SlurmTree.effective_priorities)."""
+
+    def test_it_is_read_where_it_is_set(self) -> None:
+        text = (
+            "Cluster - 'c':Fairshare=1:Priority=3\nParent - 'root'\n"
+            "Account - 'a':Fairshare=5:Priority=10\nAccount - 'b':Fairshare=2\n"
+            "Parent - 'a'\nUser - 'u':Fairshare=2:Priority=30\nUser - 'v':Fairshare=1\n"
+        )
+        result = parse(text)
+        assert result.associations == [
+            AssociationDef(ROOT_ACCOUNT, parent=None, shares=1, priority=3),
+            account("a", shares=5, priority=10),
+            account("b", shares=2),
+            user("u", "a", shares=2, priority=30),
+            user("v", "a"),
+        ]
+
+    def test_minus_one_clears_it(self) -> None:
+        result = parse(f"{CLUSTER}Account - 'a':Priority=-1\n")
+        assert result.associations[1] == account("a")
+
+    @pytest.mark.parametrize("value", ["high", "4294967295", "-2", "1.5"])
+    def test_a_bad_one_rejects_the_line(self, value: str) -> None:
+        result = parse(f"{CLUSTER}Account - 'a':Priority={value}\nAccount - 'b'\n")
+        assert [(r.line, r.field) for r in result.rejected] == [(2, "Priority")]
+        assert [a.account for a in result.associations] == [ROOT_ACCOUNT, "b"]
 
 
 class TestCommentsAndContinuations:
