@@ -34,11 +34,13 @@ from trees.engine.multifactor import (
     parse_tres_weights,
 )
 from trees.formats.sched_config import ConfigProblem
+from trees.formats.slurm_conf import SlurmConf, looks_like_slurm_conf, read_slurm_conf
 
 UINT16_MAX = 0xFFFF
 UINT32_MAX = 0xFFFFFFFF
 NONE_FOUND = (
-    "holds no `scontrol show config`, `scontrol show partition` or `sacctmgr show qos -p/-P` output"
+    "holds no `scontrol show config`, `scontrol show partition` or `sacctmgr show qos -p/-P`"
+    " output, and is no slurm.conf"
 )
 _CONFIG_LINE = re.compile(r"\s*([A-Za-z][^\s=]*)\s+=(?:[ \t](.*))?\s*")
 _TIME = re.compile(r"(?:(\d{1,9})-)?(\d{1,9})(?::(\d{1,9}))?(?::(\d{1,9}))?", re.ASCII)
@@ -86,7 +88,9 @@ _BOOLEANS |= {"no": False, "n": False, "false": False, "0": False}
 
 @dataclass
 class SlurmConfigFile:
-    """What was read; `found` maps each interpreted config key to its line."""
+    """What was read; `found` maps each interpreted config key to its line. A slurm.conf is
+    its own kind ("slurm.conf"): its Priority* keys are read into `config` and `found`, the
+    rest of it into `conf`."""
 
     config: MultifactorConfig = field(default_factory=MultifactorConfig)
     partitions: list[Partition] = field(default_factory=list)
@@ -96,7 +100,24 @@ class SlurmConfigFile:
     problems: list[ConfigProblem] = field(default_factory=list)
     warnings: list[ConfigProblem] = field(default_factory=list)
     found: dict[str, int] = field(default_factory=dict)
-    kinds: list[str] = field(default_factory=list)  # "config", "partition", "qos" as met
+    kinds: list[str] = field(default_factory=list)  # "config", "partition", "qos", "slurm.conf"
+    conf: SlurmConf | None = None
+
+    def kind_add(self, name: str) -> None:
+        if name not in self.kinds:
+            self.kinds.append(name)
+
+
+@dataclass
+class SlurmConfigs:
+    """Several files read together, as one import takes them: `scontrol show config` gives the
+    settings (the last one given), slurm.conf its PriorityFlags (`conf_flags` when there is no
+    `scontrol show config` to put them in); partitions and QOS of every file, by name.
+    `notes` say, as `FILE:LINE: KEY: reason`, where the files disagree."""
+
+    parsed: SlurmConfigFile
+    conf_flags: frozenset[str] | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def slurm_seconds(text: str) -> int | None:
@@ -160,8 +181,7 @@ class _Reader:
         self.result.problems.append(ConfigProblem(line, key, reason))
 
     def kind(self, name: str) -> None:
-        if name not in self.result.kinds:
-            self.result.kinds.append(name)
+        self.result.kind_add(name)
 
     def read(self, number: int, line: str) -> None:
         body = line.strip()
@@ -232,7 +252,7 @@ class _Reader:
         elif name == "PriorityFlags":
             flags, unknown = parse_priority_flags("" if _null(value) else value)
             if "NO_NORMAL_ALL" in value.upper():
-                self.result.warnings.append(ConfigProblem(number, name, _NO_NORMAL_ALL))
+                self.result.warnings.append(ConfigProblem(number, name, NO_NORMAL_ALL_WARNING))
             changes["flags"] = flags
             if unknown:
                 self.config = replace(self.config, **changes)
@@ -295,9 +315,10 @@ class _Reader:
             self.result.qos = [*kept, Qos(name, priority)]
 
 
-_NO_NORMAL_ALL = (
+NO_NORMAL_ALL_WARNING = (
     "Slurm 22.05 prints NO_NORMAL_ALL when any one NO_NORMAL_* flag is set"
-    " (slurm_protocol_defs.c:3376-3382): all four are assumed; check slurm.conf"
+    " (slurm_protocol_defs.c:3376-3382): all four are assumed; give slurm.conf in the same"
+    " import for the flags as configured"
 )
 
 
@@ -361,7 +382,9 @@ def parse_partition_tres(text: str) -> tuple[dict[str, int], str | None]:
 
 
 def parse_slurm_config(text: str) -> SlurmConfigFile:
-    """The priority configuration in `text`; never raises."""
+    """The priority configuration in `text`, of whichever kind it is; never raises."""
+    if looks_like_slurm_conf(text):
+        return _slurm_conf_read(text)
     reader = _Reader()
     lines = text.split("\n")  # only newlines end lines, as fgets reads them
     if lines[-1] == "":
@@ -375,6 +398,117 @@ def parse_slurm_config(text: str) -> SlurmConfigFile:
     if not result.kinds:
         result.problems.append(ConfigProblem(0, "", NONE_FOUND))
     return result
+
+
+def _slurm_conf_read(text: str) -> SlurmConfigFile:
+    """A slurm.conf: its Priority* keys interpreted as `scontrol show config`'s are (Slurm's
+    defaults for the others), what it does not hold reported."""
+    conf = read_slurm_conf(text)
+    reader = _Reader()
+    reader.kind("slurm.conf")
+    for key, (line, value) in conf.settings.items():
+        if key.lower() in _KEYS:
+            reader.config_key(line, key, value)
+    result = reader.result
+    result.config, result.conf = reader.config, conf
+    result.lines = text.count("\n")
+    result.ignored = [key for key in conf.settings if key.lower() not in _KEYS]
+    result.warnings = [w for w in result.warnings if w.reason != NO_NORMAL_ALL_WARNING]
+    for item in conf.unknown:
+        result.warnings.append(ConfigProblem(
+            item.line, item.key, "not a slurm.conf key of Slurm 22.05: kept as written, not read"
+        ))  # fmt: skip
+    for item in conf.includes:
+        result.warnings.append(ConfigProblem(
+            item.line, "Include", f"{item.text} is not followed: what it sets is not read"
+        ))  # fmt: skip
+    for item in conf.repeated:
+        result.warnings.append(ConfigProblem(
+            item.line, item.key, "set again: this later value holds, as in Slurm"
+        ))  # fmt: skip
+    return result
+
+
+def _flags_text(flags: frozenset[str]) -> str:
+    return ",".join(sorted(flags)) or "none"
+
+
+def _flags_agree(shown: frozenset[str], configured: frozenset[str]) -> bool:
+    """Whether scontrol's flags can be the print of slurm.conf's: 22.05 prints NO_NORMAL_ALL
+    (read as all four) for any NO_NORMAL_* flag."""
+    if shown == configured:
+        return True
+    normal = frozenset(NO_NORMAL)
+    return shown - normal == configured - normal and normal <= shown and bool(configured & normal)
+
+
+def slurm_configs_combined(files: list[tuple[str, SlurmConfigFile]]) -> SlurmConfigs:
+    """The files of one import taken together, in any order (see SlurmConfigs): slurm.conf
+    changes nothing of what `scontrol show config` gives but PriorityFlags, and every other
+    Priority* value where the two differ is noted (scontrol's, the running one, is kept)."""
+    shown = [(path, f) for path, f in files if "config" in f.kinds]
+    confs = [(path, f) for path, f in files if "slurm.conf" in f.kinds]
+    merged = SlurmConfigFile()
+    if shown:
+        merged.config, merged.found = shown[-1][1].config, dict(shown[-1][1].found)
+    partitions: dict[str, Partition] = {}
+    qos: dict[str, Qos] = {}
+    for _, parsed in files:
+        for kind in parsed.kinds:
+            merged.kind_add(kind)
+        partitions.update((p.name, p) for p in parsed.partitions)
+        qos.update((q.name, q) for q in parsed.qos)
+    merged.partitions, merged.qos = list(partitions.values()), list(qos.values())
+    result = SlurmConfigs(merged)
+    if not confs:
+        return result
+    path, conf = confs[-1]
+    flags_line = conf.found.get("PriorityFlags")
+    if flags_line is None:
+        includes = conf.conf.includes if conf.conf is not None else []
+        if includes:
+            result.notes.append(
+                f"{path}:{includes[0].line}: PriorityFlags: not in this file, and its Include"
+                " lines are not followed: scontrol show config's are kept"
+            )
+    elif shown:
+        before = merged.config.flags
+        if not _flags_agree(before, conf.config.flags):
+            result.notes.append(
+                f"{path}:{flags_line}: PriorityFlags: slurm.conf says"
+                f" {_flags_text(conf.config.flags)}, {shown[-1][0]} says {_flags_text(before)}:"
+                " slurm.conf's are taken"
+            )
+        merged.config = replace(merged.config, flags=conf.config.flags)
+    else:
+        result.conf_flags = conf.config.flags
+    if shown:
+        for key, line in conf.found.items():
+            if key == "PriorityFlags" or key not in merged.found:
+                continue
+            attribute = _ATTRIBUTES.get(key)
+            if attribute is None:
+                continue
+            ours, theirs = getattr(conf.config, attribute), getattr(merged.config, attribute)
+            if ours != theirs:
+                result.notes.append(
+                    f"{path}:{line}: {key}: slurm.conf says {ours!r}, {shown[-1][0]} says"
+                    f" {theirs!r}: scontrol show config's (what slurmctld runs with) is kept"
+                )
+    return result
+
+
+# The MultifactorConfig attribute each compared key sets.
+_ATTRIBUTES = {
+    **_WEIGHT_KEYS,
+    **_TIME_KEYS,
+    "PriorityType": "priority_type",
+    "PriorityWeightTRES": "tres_weights",  # the weights read, not the text
+    "PriorityFavorSmall": "favor_small",
+    "PriorityUsageResetPeriod": "usage_reset_period",
+    "FairShareDampeningFactor": "fs_dampening_factor",
+    "AccountingStorageEnforce": "enforce_limits",
+}
 
 
 def multifactor_setting(config: MultifactorConfig, key: str, value: str) -> MultifactorConfig:

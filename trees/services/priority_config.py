@@ -5,7 +5,7 @@ partition` and `sacctmgr show qos`."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from django.contrib.auth.models import User
@@ -13,12 +13,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from trees.engine.formula import JOB_SORT_NAMES, FormulaError, parse_formula
+from trees.engine.multifactor import MultifactorConfig
 from trees.engine.slurm import Algorithm
 from trees.formats.mom_config import MomConfig
 from trees.formats.qmgr import QmgrPrint
-from trees.formats.slurm_config import SlurmConfigFile
+from trees.formats.slurm_config import SlurmConfigs
 from trees.models import Cluster, Qos, Queue, Scheduler, SettingChange
-from trees.selectors.priority_config import multifactor_document, partition_attributes
+from trees.selectors.priority_config import (
+    multifactor_config_get,
+    multifactor_document,
+    partition_attributes,
+)
 from trees.services.clusters import cluster_get_or_create, settings_audited_set
 from trees.services.slurm import slurm_tree_held
 
@@ -145,12 +150,9 @@ def _queues_replace(
 
 
 # The Cluster fields `scontrol show config` also sets, from the multifactor settings.
-def _slurm_cluster_values(parsed: SlurmConfigFile) -> dict[str, object]:
-    config = parsed.config
+def _slurm_cluster_values(config: MultifactorConfig) -> dict[str, object]:
     return {
-        "fairshare_algorithm": (
-            Algorithm.FAIR_TREE if config.fair_tree else Algorithm.CLASSIC
-        ).value,
+        "fairshare_algorithm": Algorithm.of_flags(config.flags).value,
         "fairshare_dampening_factor": config.fs_dampening_factor,
         "priority_decay_half_life": timedelta(seconds=config.decay_half_life),
         "priority_calc_period": timedelta(seconds=config.calc_period),
@@ -161,21 +163,32 @@ def _slurm_cluster_values(parsed: SlurmConfigFile) -> dict[str, object]:
 
 
 def slurm_config_import(
-    *, cluster_name: str, parsed: SlurmConfigFile, source: str, user: User | None = None
+    *, cluster_name: str, configs: SlurmConfigs, source: str, user: User | None = None
 ) -> PriorityImport:
-    """What the file holds, each part replacing what was stored of it: the Priority* settings
+    """What the files hold, each part replacing what was stored of it: the Priority* settings
     (and the fairshare ones the cluster keeps: algorithm, dampening, half-life, calc period,
-    reset period, AccountingStorageEnforce's limits), the partitions, the QOS. A new algorithm
-    or dampening factor recomputes every association's numbers in the same transaction."""
+    reset period, AccountingStorageEnforce's limits), the partitions, the QOS; slurm.conf
+    without `scontrol show config` only its PriorityFlags. A new algorithm or dampening factor
+    recomputes every association's numbers in the same transaction."""
     reason = f"Slurm configuration imported from {source}"
+    parsed = configs.parsed
     with transaction.atomic():
         cluster, created = cluster_get_or_create(name=cluster_name, scheduler=Scheduler.SLURM)
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
         done = PriorityImport(cluster, created)
+        values = None
         if "config" in parsed.kinds:
+            values = _slurm_cluster_values(parsed.config)
+        elif configs.conf_flags is not None:
+            config = replace(multifactor_config_get(cluster), flags=configs.conf_flags)
+            values = {
+                "fairshare_algorithm": Algorithm.of_flags(config.flags).value,
+                "slurm_priority": multifactor_document(config),
+            }
+        if values is not None:
             before = (cluster.fairshare_algorithm, cluster.fairshare_dampening_factor)
             done.changes = settings_audited_set(
-                cluster=cluster, values=_slurm_cluster_values(parsed), reason=reason, user=user
+                cluster=cluster, values=values, reason=reason, user=user
             )
             after = (cluster.fairshare_algorithm, cluster.fairshare_dampening_factor)
             if before != after:

@@ -11,13 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trees.engine.multifactor import INFINITE, MultifactorConfig, Partition, Qos
+from trees.engine.multifactor import INFINITE, NO_NORMAL, MultifactorConfig, Partition, Qos
 from trees.formats.sched_config import ConfigProblem
 from trees.formats.slurm_config import (
     NONE_FOUND,
+    SlurmConfigs,
     parse_partition_tres,
     parse_priority_flags,
     parse_slurm_config,
+    slurm_configs_combined,
     slurm_seconds,
 )
 
@@ -408,3 +410,78 @@ class TestNeverRaises:
         text = "\n".join(lines)
         got = parse_slurm_config(text)
         assert got.lines == text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+class TestWithSlurmConf:
+    """slurm.conf beside scontrol's output: its PriorityFlags, nothing else (22.05 prints
+    NO_NORMAL_ALL for NO_NORMAL_QOS alone, a capture of a real 22.05.8)."""
+
+    SHOWN = "Configuration data as of 2026-12-02T01:23:45\n" + (
+        "PriorityFlags           = NO_NORMAL_ALL\nPriorityWeightAge       = 1000\n"
+        "PriorityWeightQOS       = 7\nPriorityType            = priority/multifactor\n"
+    )
+    PARTITIONS = "PartitionName=batch\n   PriorityJobFactor=10 PriorityTier=1\n   TotalCPUs=48\n"
+    CONF = (
+        "ClusterName=oracle\nPriorityFlags=NO_NORMAL_QOS\nPriorityWeightAge=1000\n"
+        "PriorityWeightQOS=7\nPartitionName=batch Nodes=n[1-4] PriorityJobFactor=99\n"
+    )
+
+    def combined(self, *files: tuple[str, str]) -> SlurmConfigs:
+        return slurm_configs_combined([(name, parse_slurm_config(text)) for name, text in files])
+
+    def test_slurm_conf_is_its_own_kind_and_gives_no_partition(self):
+        parsed = parse_slurm_config(self.CONF)
+        assert parsed.kinds == ["slurm.conf"]
+        assert parsed.partitions == []
+        assert parsed.config.flags == frozenset({"NO_NORMAL_QOS"})
+        assert parsed.found["PriorityFlags"] == 2
+
+    @pytest.mark.parametrize("conf_first", [True, False])
+    def test_its_flags_replace_no_normal_all_in_any_order(self, conf_first):
+        files = [("show", self.SHOWN), ("part", self.PARTITIONS), ("slurm.conf", self.CONF)]
+        if conf_first:
+            files.reverse()
+        combined = self.combined(*files)
+        assert combined.parsed.config.flags == frozenset({"NO_NORMAL_QOS"})
+        assert combined.parsed.config.weight_age == 1000
+        assert [p.name for p in combined.parsed.partitions] == ["batch"]
+        assert combined.parsed.partitions[0].priority_job_factor == 10  # scontrol's, not 99
+        assert combined.parsed.partitions[0].total_cpus == 48
+        assert combined.notes == []  # NO_NORMAL_ALL is what 22.05 prints for it
+
+    def test_flags_that_disagree_are_noted_and_slurm_conf_s_taken(self):
+        conf = self.CONF.replace("NO_NORMAL_QOS", "ACCRUE_ALWAYS")
+        combined = self.combined(("show", self.SHOWN), ("slurm.conf", conf))
+        assert combined.parsed.config.flags == frozenset({"ACCRUE_ALWAYS"})
+        assert combined.notes == [
+            "slurm.conf:2: PriorityFlags: slurm.conf says ACCRUE_ALWAYS, show says"
+            " NO_NORMAL_ASSOC,NO_NORMAL_PART,NO_NORMAL_QOS,NO_NORMAL_TRES: slurm.conf's are taken"
+        ]
+
+    def test_other_values_that_disagree_keep_scontrol_s(self):
+        conf = self.CONF.replace("PriorityWeightAge=1000", "PriorityWeightAge=5")
+        combined = self.combined(("show", self.SHOWN), ("slurm.conf", conf))
+        assert combined.parsed.config.weight_age == 1000
+        assert combined.notes == [
+            "slurm.conf:3: PriorityWeightAge: slurm.conf says 5, show says 1000: scontrol show"
+            " config's (what slurmctld runs with) is kept"
+        ]
+
+    def test_alone_it_gives_only_its_flags(self):
+        combined = self.combined(("slurm.conf", self.CONF))
+        assert combined.conf_flags == frozenset({"NO_NORMAL_QOS"})
+        assert "config" not in combined.parsed.kinds
+
+    def test_an_include_without_the_flags_is_noted(self):
+        conf = "ClusterName=x\nInclude /etc/slurm/prio.conf\n"
+        combined = self.combined(("show", self.SHOWN), ("slurm.conf", conf))
+        assert combined.parsed.config.flags == frozenset(NO_NORMAL)  # scontrol's kept
+        assert combined.notes == [
+            "slurm.conf:2: PriorityFlags: not in this file, and its Include lines are not"
+            " followed: scontrol show config's are kept"
+        ]
+
+    def test_unknown_keys_and_includes_are_warnings(self):
+        parsed = parse_slurm_config("ClusterName=x\nFrobnicate=yes\ninclude a.conf\n")
+        assert [(w.line, w.key) for w in parsed.warnings] == [(2, "Frobnicate"), (3, "Include")]
+        assert parsed.problems == []
