@@ -39,6 +39,7 @@ from trees.engine.multifactor import (
     job_factors,
     job_priority,
     partition_factor_max,
+    priority_reachable,
     qos_priority_max,
 )
 from trees.engine.times import epoch_microseconds_time, epoch_seconds
@@ -680,6 +681,36 @@ class SlurmQueue:
             cluster_cpus=max((p.total_cpus for p in partitions.values()), default=0),
         )
 
+    def by_tier(self, partitions: Sequence[str]) -> list[str]:
+        """A job's partitions as slurmctld keeps them: highest PriorityTier first, equal tiers
+        in the order the job gave (list_sort of part_ptr_list by priority_sort_part_tier)."""
+
+        def tier(name: str) -> int:
+            partition = self.partitions.get(name)
+            return -(partition.priority_tier if partition is not None else 1)
+
+        return sorted(partitions, key=tier)
+
+    def settled(self, job: PriorityJob, partitions: Sequence[str]) -> PriorityJob:
+        """The job with the priority slurmctld reported for it taken as set directly when its
+        factors cannot give it in any of its partitions (priority_reachable): the report is
+        of the partition the job holds, which the scheduler moves it through (the last it
+        tried); sprio shows such a job's factors as 0."""
+        for partition in partitions or [job.partition]:
+            in_partition = replace(job, partition=partition)
+            if priority_reachable(
+                in_partition,
+                self.config,
+                self.partitions.get(partition),
+                self.qos.get(job.qos),
+                active_nodes=self.active_nodes,
+                cluster_cpus=self.cluster_cpus,
+                max_partition_factor=partition_factor_max(self.partitions.values()),
+                max_qos_priority=qos_priority_max(self.qos.values()),
+            ):
+                return job
+        return replace(job, direct_priority=job.reported_priority)
+
     def factors(self, job: PriorityJob, now: int) -> Factors:
         return job_factors(
             job,
@@ -694,7 +725,22 @@ class SlurmQueue:
         )
 
 
-def slurm_job(row: Mapping[str, Any], request: JobRequest, fs_factor: float) -> PriorityJob:
+@dataclass(frozen=True)
+class AssociationStanding:
+    """What a job's association gives its priority: its FairShare factor as stored, and its
+    Priority as slurmctld holds it with that over the highest of the cluster."""
+
+    fs_factor: float = 0.0
+    priority: int = 0
+    priority_norm: float = 0.0
+
+
+NO_ASSOCIATION = AssociationStanding()  # a job charged to no node of the tree
+
+
+def slurm_job(
+    row: Mapping[str, Any], request: JobRequest, association: AssociationStanding
+) -> PriorityJob:
     """What the factors read of a stored pending job."""
     submitted_us = row["submitted_us"]
     sequence = _SEQUENCE.match(row["job_id"])
@@ -712,21 +758,26 @@ def slurm_job(row: Mapping[str, Any], request: JobRequest, fs_factor: float) -> 
         nice=request.nice,
         site_factor=request.site_factor,
         tres={name: int(value) for name, value in request.resources.items()},
-        fs_factor=fs_factor,
+        fs_factor=association.fs_factor,
+        assoc_priority_norm=association.priority_norm,
+        assoc_priority=association.priority,
+        reported_priority=request.reported_priority,
     )
 
 
 def _slurm_order(cluster: Cluster, at: datetime, rows: QueuedRows) -> QueueOrder:
     now = epoch_seconds(at)
     queue = SlurmQueue.of(cluster)
-    fs_factors = _fairshare_factors(cluster, rows)
+    standings = association_standings(cluster, rows)
     scored = []
     held = []
     for row, request in zip(rows.rows(), job_requests(rows["request"]), strict=True):
         if request.held:
             held.append(_queued(row, request))
             continue
-        factors = queue.factors(slurm_job(row, request, fs_factors.get(row["node_id"], 0.0)), now)
+        job = slurm_job(row, request, standings.get(row["node_id"], NO_ASSOCIATION))
+        job = queue.settled(job, request.partitions)
+        factors = queue.factors(job, now)
         scored.append((row, request, factors, job_priority(factors)))
     # Pending jobs by priority, then submission, then job id: the order of the main
     # scheduler's queue within one partition tier (job_scheduler.c sort_job_queue2).
@@ -753,13 +804,18 @@ def _slurm_order(cluster: Cluster, at: datetime, rows: QueuedRows) -> QueueOrder
     return QueueOrder(cluster, at, OrderedJobs.of(ordered), held, "")
 
 
-def _fairshare_factors(cluster: Cluster, rows: QueuedRows) -> dict[int, float]:
-    """The stored FairShare factor of each node the rows are charged to."""
-    return dict(
-        Node.objects.filter(
-            cluster=cluster, pk__in={pk for pk in rows["node_id"] if pk}
-        ).values_list("pk", "fairshare_factor")
+def association_standings(cluster: Cluster, rows: QueuedRows) -> dict[int, AssociationStanding]:
+    """The standing of each node the rows are charged to, as stored (assoc_mgr.c
+    _set_assoc_norm_priority: Priority over the cluster's highest, 0 while that is 0)."""
+    nodes = Node.objects.filter(cluster=cluster)
+    highest = nodes.aggregate(highest=Max("assoc_priority_effective"))["highest"] or 0
+    found = nodes.filter(pk__in={pk for pk in rows["node_id"] if pk}).values_list(
+        "pk", "fairshare_factor", "assoc_priority_effective"
     )
+    return {
+        pk: AssociationStanding(fs, priority, priority / highest if highest else 0.0)
+        for pk, fs, priority in found
+    }
 
 
 def priority_history_get(*, cluster: Cluster, job_id: str) -> list[JobPriorityHistory]:
@@ -768,18 +824,38 @@ def priority_history_get(*, cluster: Cluster, job_id: str) -> list[JobPriorityHi
 
 
 def sprio_rows_get(*, cluster: Cluster, at: datetime) -> tuple[MultifactorConfig, list[SprioRow]]:
-    """What slurmctld sends sprio at `at`: a row per pending job (not held) and partition it
-    may run in, with the factors as of that moment."""
+    """What slurmctld sends sprio at `at`: a row per pending job it lists (not held, its
+    begin time come: sprio_listed) and partition it may run in, highest PriorityTier first,
+    with the factors as of that moment."""
     now = epoch_seconds(at)
     queue = SlurmQueue.of(cluster)
     rows = queued_rows_get(cluster=cluster)
-    fs_factors = _fairshare_factors(cluster, rows)
+    standings = association_standings(cluster, rows)
     sent = []
     for row, request in zip(rows.rows(), job_requests(rows["request"]), strict=True):
-        if request.held:
+        if not sprio_listed(row, request, queue.config, now):
             continue
-        job = slurm_job(row, request, fs_factors.get(row["node_id"], 0.0))
-        for partition in request.partitions or [job.partition]:
+        job = slurm_job(row, request, standings.get(row["node_id"], NO_ASSOCIATION))
+        job = queue.settled(job, request.partitions)
+        for partition in queue.by_tier(request.partitions or [job.partition]):
             in_partition = replace(job, partition=partition)
             sent.append(sprio_row(in_partition, queue.factors(in_partition, now)))
     return queue.config, sent
+
+
+def sprio_listed(
+    row: Mapping[str, Any], request: JobRequest, config: MultifactorConfig, now: int
+) -> bool:
+    """Whether slurmctld lists a pending job for sprio (priority_p_get_priority_factors_list,
+    priority_multifactor.c at slurm-22-05-8-1): not held (priority 0), and its begin time (its
+    submit time with ACCRUE_ALWAYS) set and come. A job waiting on a dependency has no begin
+    time yet; one submitted with --begin in the future has not reached it."""
+    if request.held:
+        return False
+    if "ACCRUE_ALWAYS" in config.flags:
+        since = None if row["submitted_us"] is None else row["submitted_us"] // 1_000_000
+    elif request.begin_time is not None:
+        since = request.begin_time
+    else:  # a row stored before snapshots kept the begin time: its eligible time
+        since = None if row["etime_us"] is None else row["etime_us"] // 1_000_000
+    return since is not None and 0 < since <= now

@@ -209,6 +209,7 @@ class PriorityJob:
     assoc_priority_norm: float = 0.0
     assoc_priority: int = 0  # the raw association priority, for NO_NORMAL_ASSOC
     direct_priority: int | None = None
+    reported_priority: int | None = None  # what slurmctld said (squeue), in `partition`
 
 
 @dataclass(frozen=True)
@@ -361,6 +362,41 @@ def job_factors(
         site=job.site_factor,
         nice=job.nice,
     )
+
+
+def priority_reachable(
+    job: PriorityJob,
+    config: MultifactorConfig,
+    partition: Partition | None,
+    qos: Qos | None,
+    *,
+    active_nodes: int,
+    cluster_cpus: int,
+    max_partition_factor: int,
+    max_qos_priority: int,
+) -> bool:
+    """Whether slurmctld can have computed the job's reported priority (in `partition`, the
+    one it holds) from these factors at some moment: age, the one term that moves, from 0 at
+    its accrue time to its weight. With INCR_ONLY a higher one may be kept from before
+    (PM:2101-2104). A priority it cannot have computed was set otherwise: `scontrol update
+    priority=` or `scontrol top` (direct_set_prio), or a site factor, which squeue does not
+    show either."""
+    if job.reported_priority is None or job.direct_priority is not None:
+        return True
+
+    def at(moment: int) -> int:
+        return job_priority(
+            job_factors(
+                job, config, partition, qos, now=moment, active_nodes=active_nodes,
+                cluster_cpus=cluster_cpus, max_partition_factor=max_partition_factor,
+                max_qos_priority=max_qos_priority,
+            )
+        )  # fmt: skip
+
+    low, high = at(job.accrue_time), at(job.accrue_time + config.max_age)
+    if "INCR_ONLY" in config.flags:
+        return job.reported_priority >= low
+    return low <= job.reported_priority <= high
 
 
 def _to_uint32(priority: float) -> int:

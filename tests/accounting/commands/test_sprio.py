@@ -58,34 +58,33 @@ PartitionName=all
 """
 QOS = "Name|Priority|GraceTime\nnormal|20|00:00:00\nhigh|100|00:00:00\n"
 NOW = 1795694400  # 2026-11-26T12:00:00Z
+SQUEUE_JOB: dict[str, object] = {
+    "job_id": 1234,
+    "job_state": ["PENDING"],
+    "user_name": "alice",
+    "group_name": "alice",
+    "account": "physics",
+    "partition": "normal",
+    "qos": "normal",
+    "name": "relax",
+    "cluster": "fsd",
+    "priority": {"set": True, "infinite": False, "number": 5879},
+    "submit_time": {"set": True, "infinite": False, "number": NOW - 172800},
+    "eligible_time": {"set": True, "infinite": False, "number": NOW - 172800},
+    "accrue_time": {"set": True, "infinite": False, "number": NOW - 172800},
+    "time_limit": {"set": True, "infinite": False, "number": 600},
+    "nice": 100,
+    "cpus": {"set": True, "infinite": False, "number": 64},
+    "node_count": {"set": True, "infinite": False, "number": 4},
+    "tres_req_str": "cpu=64,mem=64G,node=4,billing=64",
+    "state_reason": "Priority",
+}
 SQUEUE = {
     "meta": {"plugin": {"type": "openapi/v0.0.40"}, "Slurm": {"release": "23.11.4"}},
     "errors": [],
     "warnings": [],
     "last_update": {"set": True, "infinite": False, "number": NOW},
-    "jobs": [
-        {
-            "job_id": 1234,
-            "job_state": ["PENDING"],
-            "user_name": "alice",
-            "group_name": "alice",
-            "account": "physics",
-            "partition": "normal",
-            "qos": "normal",
-            "name": "relax",
-            "cluster": "fsd",
-            "priority": {"set": True, "infinite": False, "number": 5879},
-            "submit_time": {"set": True, "infinite": False, "number": NOW - 172800},
-            "eligible_time": {"set": True, "infinite": False, "number": NOW - 172800},
-            "accrue_time": {"set": True, "infinite": False, "number": NOW - 172800},
-            "time_limit": {"set": True, "infinite": False, "number": 600},
-            "nice": 100,
-            "cpus": {"set": True, "infinite": False, "number": 64},
-            "node_count": {"set": True, "infinite": False, "number": 4},
-            "tres_req_str": "cpu=64,mem=64G,node=4,billing=64",
-            "state_reason": "Priority",
-        }
-    ],
+    "jobs": [SQUEUE_JOB],
 }
 
 
@@ -155,3 +154,60 @@ def test_job_priorities_gives_the_same_priority_and_its_terms(run: Run, slurm: s
         {"site": 0.0, "age": 285.7142857, "assoc": 0.0, "fairshare": 3750.0, "jobsize": 93.75,
          "partition": 1000.0, "qos": 600.0, "tres cpu": 250.0, "nice": -100.0}
     )  # fmt: skip
+
+
+def more_jobs(*changes: dict[str, object]) -> dict[str, object]:
+    """SQUEUE with copies of job 1234, each changed; their priority unreported."""
+    unset = {"set": False, "infinite": False, "number": 0}
+    first: dict[str, object] = SQUEUE_JOB
+    jobs = [{**first, "priority": unset, **change} for change in changes]
+    return {**SQUEUE, "jobs": [first, *jobs]}
+
+
+def sprio_of(run: Run, tmp_path: Path, squeue: dict[str, object], *flags: str) -> list[str]:
+    path = write_file(tmp_path, "more.json", json.dumps(squeue))
+    ran = run("import_squeue", path, "--cluster", "fsd")
+    assert ran.status == 0, ran.err
+    ran = run("sprio", "--cluster", "fsd", "--now", "2026-11-26T12:00:00Z", *flags)
+    assert ran.status == 0, ran.err
+    return [line.split()[0] + " " + line.split()[1] for line in ran.out.splitlines()[1:]]
+
+
+def test_a_job_s_partitions_are_listed_highest_tier_first(
+    run: Run, slurm: str, tmp_path: Path
+) -> None:
+    ran = run("import_slurm_config", write_file(tmp_path, "tier", PARTITIONS.replace(
+        "PriorityJobFactor=10 PriorityTier=1", "PriorityJobFactor=10 PriorityTier=3")),
+        "--cluster", slurm)  # fmt: skip
+    assert ran.status == 0, ran.err
+    squeue = more_jobs({"job_id": 1235, "partition": "normal,all"})
+    assert sprio_of(run, tmp_path, squeue) == ["1234 normal", "1235 all", "1235 normal"]
+
+
+def test_jobs_whose_begin_time_has_not_come_are_left_out(
+    run: Run, slurm: str, tmp_path: Path
+) -> None:
+    squeue = more_jobs(
+        {"job_id": 1236, "eligible_time": {"set": True, "infinite": False, "number": NOW + 3600}},
+        {"job_id": 1237, "eligible_time": {"set": True, "infinite": False, "number": 0}},
+    )
+    assert sprio_of(run, tmp_path, squeue) == ["1234 normal"]
+    config = CONFIG.replace("PriorityFlags           = ", "PriorityFlags           = ACCRUE_ALWAYS")
+    ran = run("import_slurm_config", write_file(tmp_path, "accrue", config), "--cluster", slurm)
+    assert ran.status == 0, ran.err
+    # ACCRUE_ALWAYS: the submit time decides (priority_p_get_priority_factors_list)
+    assert sprio_of(run, tmp_path, squeue) == ["1234 normal", "1236 normal", "1237 normal"]
+
+
+def test_a_priority_no_factor_gives_is_shown_as_set_directly(
+    run: Run, slurm: str, tmp_path: Path
+) -> None:
+    squeue = more_jobs({"job_id": 1238, "priority": {"set": True, "infinite": False,
+                                                     "number": 7777}})  # fmt: skip
+    path = write_file(tmp_path, "direct.json", json.dumps(squeue))
+    assert run("import_squeue", path, "--cluster", slurm).status == 0
+    ran = run("sprio", "--cluster", slurm, "--now", "2026-11-26T12:00:00Z", "-j", "1238")
+    assert ran.out.splitlines()[1] == (
+        "           1238 normal          7777          0          0          0          0"
+        "          0          0                     "
+    )

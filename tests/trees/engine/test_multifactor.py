@@ -25,6 +25,7 @@ from trees.engine.multifactor import (
     jobsize_factor,
     parse_tres_weights,
     partition_factor_max,
+    priority_reachable,
     qos_priority_max,
     sprio_priority,
     sprio_priority_value,
@@ -318,3 +319,31 @@ class TestConfig:
         assert (config.usage_reset_period, config.fs_dampening_factor) == ("NONE", 1)
         assert not config.favor_small
         assert config.weight_tres is None
+
+
+class TestPriorityReachable:
+    """Whether a reported priority is one the factors give at some moment (age from 0 to its
+    weight): §E's job gives 5879 at NOW; with age 0 it is 5879 - 286 = 5593, at its cap 6593."""
+
+    def reachable(self, reported: int, config: MultifactorConfig = CONFIG) -> bool:
+        return priority_reachable(
+            replace(JOB, reported_priority=reported), config, NORMAL, QOS,
+            active_nodes=16, cluster_cpus=512, max_partition_factor=10, max_qos_priority=100,
+        )  # fmt: skip
+
+    @pytest.mark.parametrize(("reported", "reachable"), [
+        (5879, True), (5593, True), (6593, True), (5592, False), (6594, False), (7777, False),
+    ])  # fmt: skip
+    def test_only_what_some_age_gives(self, reported, reachable):
+        assert self.reachable(reported) is reachable
+
+    def test_incr_only_keeps_a_higher_one_from_before(self):
+        incr_only = replace(CONFIG, flags=frozenset({"INCR_ONLY"}))
+        assert self.reachable(7777, incr_only)
+        assert not self.reachable(5000, incr_only)
+
+    def test_without_a_report_nothing_is_said(self):
+        assert priority_reachable(
+            JOB, CONFIG, NORMAL, QOS, active_nodes=16, cluster_cpus=512,
+            max_partition_factor=10, max_qos_priority=100,
+        )  # fmt: skip
