@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1:8000
 
-.PHONY: run test lint typecheck pytest bench prod-smoke clean
+.PHONY: run test lint typecheck pytest bench prod-smoke slurm-oracle clean
 
 $(BIN)/.installed: requirements.txt
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11) and "Python 3.11 is needed")'
@@ -56,6 +56,12 @@ bench: $(BIN)/.installed
 ## drill; about three minutes (docs/deploy.md).
 prod-smoke: $(BIN)/.installed
 	$(BIN)/python ops/prod_smoke.py
+
+## A real Slurm 22.05 (Debian's packages) on this machine, as root, on ports and a munge of its
+## own: each priority configuration of ops/slurm_oracle/site_spec.py captured again into
+## tests/captures/slurm/ (a few minutes; nothing left running; docs/testing.md).
+slurm-oracle:
+	python3 ops/slurm_oracle/oracle.py --install $(ORACLE_ARGS)
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .mypy_cache .pytest_cache .ruff_cache .hypothesis
