@@ -230,7 +230,8 @@ class OrderedJobs(Sequence[QueuedJob]):
 @dataclass(frozen=True)
 class QueueOrder:
     """A cluster's queued jobs at `at`: those the scheduler considers, in its order, and the
-    held ones it does not."""
+    ones it does not: held, or on Slurm not eligible yet (a begin time to come, a
+    dependency)."""
 
     cluster: Cluster
     at: datetime
@@ -691,7 +692,7 @@ class SlurmQueue:
 
         return sorted(partitions, key=tier)
 
-    def settled(self, job: PriorityJob, partitions: Sequence[str]) -> PriorityJob:
+    def settled(self, job: PriorityJob, partitions: Sequence[str], now: int) -> PriorityJob:
         """The job with the priority slurmctld reported for it taken as set directly when its
         factors cannot give it in any of its partitions (priority_reachable): the report is
         of the partition the job holds, which the scheduler moves it through (the last it
@@ -707,6 +708,7 @@ class SlurmQueue:
                 cluster_cpus=self.cluster_cpus,
                 max_partition_factor=partition_factor_max(self.partitions.values()),
                 max_qos_priority=qos_priority_max(self.qos.values()),
+                now=now,
             ):
                 return job
         return replace(job, direct_priority=job.reported_priority)
@@ -772,11 +774,11 @@ def _slurm_order(cluster: Cluster, at: datetime, rows: QueuedRows) -> QueueOrder
     scored = []
     held = []
     for row, request in zip(rows.rows(), job_requests(rows["request"]), strict=True):
-        if request.held:
+        if not sprio_listed(row, request, queue.config, now):  # held, or not eligible yet
             held.append(_queued(row, request))
             continue
         job = slurm_job(row, request, standings.get(row["node_id"], NO_ASSOCIATION))
-        job = queue.settled(job, request.partitions)
+        job = queue.settled(job, request.partitions, now)
         factors = queue.factors(job, now)
         scored.append((row, request, factors, job_priority(factors)))
     # Pending jobs by priority, then submission, then job id: the order of the main
@@ -836,7 +838,7 @@ def sprio_rows_get(*, cluster: Cluster, at: datetime) -> tuple[MultifactorConfig
         if not sprio_listed(row, request, queue.config, now):
             continue
         job = slurm_job(row, request, standings.get(row["node_id"], NO_ASSOCIATION))
-        job = queue.settled(job, request.partitions)
+        job = queue.settled(job, request.partitions, now)
         for partition in queue.by_tier(request.partitions or [job.partition]):
             in_partition = replace(job, partition=partition)
             sent.append(sprio_row(in_partition, queue.factors(in_partition, now)))
@@ -849,13 +851,17 @@ def sprio_listed(
     """Whether slurmctld lists a pending job for sprio (priority_p_get_priority_factors_list,
     priority_multifactor.c at slurm-22-05-8-1): not held (priority 0), and its begin time (its
     submit time with ACCRUE_ALWAYS) set and come. A job waiting on a dependency has no begin
-    time yet; one submitted with --begin in the future has not reached it."""
+    time yet (0); one submitted with --begin in the future has not reached it. A row that says
+    nothing of it (not from squeue) is taken as listed."""
     if request.held:
         return False
+    since: int | None
     if "ACCRUE_ALWAYS" in config.flags:
         since = None if row["submitted_us"] is None else row["submitted_us"] // 1_000_000
     elif request.begin_time is not None:
         since = request.begin_time
     else:  # a row stored before snapshots kept the begin time: its eligible time
         since = None if row["etime_us"] is None else row["etime_us"] // 1_000_000
-    return since is not None and 0 < since <= now
+    if since is None:  # nothing says when it may begin: as a job that may
+        return True
+    return 0 < since <= now

@@ -372,14 +372,23 @@ def input_text(value: float) -> str:
 
 
 def job_place_sentence(
-    *, position: int | None, waiting: int, queue_position: int | None, queue: str
+    *,
+    position: int | None,
+    waiting: int,
+    queue_position: int | None,
+    queue: str,
+    held: bool = True,
 ) -> str:
-    """`12th of 340 waiting; 3rd in queue cpu`, or why a held job has no place."""
-    if position is None:
+    """`12th of 340 waiting; 3rd in queue cpu`, or why a job has no place: held, or (Slurm)
+    not eligible yet."""
+    others = f"{waiting:,} other job{'s' * (waiting != 1)} waiting"
+    if position is None and not held:
         return (
-            f"Held: the scheduler does not consider it until it is released ({waiting:,} other"
-            f" job{'s' * (waiting != 1)} waiting)."
+            "Not considered yet: the scheduler leaves it out until its begin time comes or its"
+            f" dependency is met ({others})."
         )
+    if position is None:
+        return f"Held: the scheduler does not consider it until it is released ({others})."
     place = f"{ordinal_text(position)} of {waiting:,} waiting"
     if queue and queue_position is not None:
         place += f"; {ordinal_text(queue_position)} in queue {queue}"

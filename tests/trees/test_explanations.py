@@ -7,6 +7,7 @@ from typing import NamedTuple
 import pytest
 
 from trees.explanations import (
+    job_place_sentence,
     pulled_down_by,
     recovery_brief,
     standing_columns_explained,
@@ -202,3 +203,18 @@ def test_a_what_if_says_the_setting_against_now_and_what_it_would_record() -> No
         )
         == "$min_check_poll 10 s (now 30 s) would record the same."
     )
+
+
+def test_a_job_without_a_place_says_why():
+    held = job_place_sentence(position=None, waiting=3, queue_position=None, queue="cpu")
+    later = job_place_sentence(
+        position=None, waiting=1, queue_position=None, queue="cpu", held=False
+    )
+    placed = job_place_sentence(position=2, waiting=3, queue_position=1, queue="cpu")
+    assert (
+        held
+        == "Held: the scheduler does not consider it until it is released (3 other jobs waiting)."
+    )
+    assert later.startswith("Not considered yet: the scheduler leaves it out until its begin time")
+    assert later.endswith("(1 other job waiting).")
+    assert placed == "2nd of 3 waiting; 1st in queue cpu."

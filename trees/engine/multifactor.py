@@ -374,13 +374,14 @@ def priority_reachable(
     cluster_cpus: int,
     max_partition_factor: int,
     max_qos_priority: int,
+    now: int | None = None,
 ) -> bool:
     """Whether slurmctld can have computed the job's reported priority (in `partition`, the
     one it holds) from these factors at some moment: age, the one term that moves, from 0 at
     its accrue time to its weight. With INCR_ONLY a higher one may be kept from before
     (PM:2101-2104). A priority it cannot have computed was set otherwise: `scontrol update
     priority=` or `scontrol top` (direct_set_prio), or a site factor, which squeue does not
-    show either."""
+    show either. `now`, the moment asked about, is tried first (the usual answer)."""
     if job.reported_priority is None or job.direct_priority is not None:
         return True
 
@@ -393,6 +394,8 @@ def priority_reachable(
             )
         )  # fmt: skip
 
+    if now is not None and at(now) == job.reported_priority:
+        return True
     low, high = at(job.accrue_time), at(job.accrue_time + config.max_age)
     if "INCR_ONLY" in config.flags:
         return job.reported_priority >= low

@@ -158,6 +158,7 @@ def job_reasons(explained: JobPriority) -> list[str]:
             waiting=explained.waiting,
             queue_position=job.queue_position,
             queue=job.queue,
+            held=job.held,
         )
     ]
     if not job.held:
@@ -219,6 +220,7 @@ def job_page(request: HttpRequest, name: str, job_id: str) -> HttpResponse:
                 waiting=explained.waiting,
                 queue_position=job.queue_position,
                 queue=job.queue,
+                held=job.held,
             ),
             "ahead": jobs_ahead_sentence(
                 jobs=explained.ahead.jobs,

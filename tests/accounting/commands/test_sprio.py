@@ -192,6 +192,10 @@ def test_jobs_whose_begin_time_has_not_come_are_left_out(
         {"job_id": 1237, "eligible_time": {"set": True, "infinite": False, "number": 0}},
     )
     assert sprio_of(run, tmp_path, squeue) == ["1234 normal"]
+    ran = run("job_priorities", "--cluster", slurm, "--now", "2026-11-26T12:00:00Z",
+              "--format", "json")  # fmt: skip
+    places = {job["job_id"]: job["position"] for job in json.loads(ran.out)}
+    assert places == {"1234": 1, "1236": None, "1237": None}  # not considered yet
     config = CONFIG.replace("PriorityFlags           = ", "PriorityFlags           = ACCRUE_ALWAYS")
     ran = run("import_slurm_config", write_file(tmp_path, "accrue", config), "--cluster", slurm)
     assert ran.status == 0, ran.err
