@@ -79,6 +79,7 @@ class QueuedJob:
     values: dict[str, float] = field(default_factory=dict)  # what the formula was given
     error: str | None = None  # PBS: why the formula gave 0 for this job
     under_threshold: bool = False
+    left_out: str = ""  # why the scheduler does not consider it though it waits (not held)
 
     @property
     def submitted(self) -> datetime | None:
@@ -326,6 +327,7 @@ def _order_key(cluster: Cluster, at: datetime) -> tuple[object, ...]:
     return (at, cluster.metrics_updated_at, cluster.job_sort_formula, cluster.fair_share,
             cluster.by_queue, json.dumps(cluster.job_sort_key), cluster.eligible_time_enable,
             cluster.job_sort_formula_threshold, json.dumps(cluster.slurm_priority),
+            cluster.preemptive_sched, cluster.preempt_queue_prio, cluster.enforce_no_shares,
             changed)  # fmt: skip
 
 
@@ -500,6 +502,9 @@ def pbs_order(
         by_queue=cluster.by_queue,
         queue_priorities=queues,
         threshold=cluster.job_sort_formula_threshold,
+        preemption=cluster.preemptive_sched,
+        preempt_queue_prio=cluster.preempt_queue_prio,
+        enforce_no_shares=cluster.enforce_no_shares,
     )
     requests = job_requests(rows["request"])
     if standings is None:
@@ -512,6 +517,7 @@ def pbs_order(
     held = [
         _queued(rows.row(index), request) for index, request in enumerate(requests) if request.held
     ]
+    held += _pbs_left_out(rows, requests, waiting, sorted_jobs, explain)
     held.sort(key=lambda job: _rank_key(job.job_id))
     return QueueOrder(cluster, at, ordered, held, cluster.job_sort_formula, problem)
 
@@ -587,8 +593,9 @@ def _pbs_ordered(
     sorted_jobs: JobOrder,
     explain: JobExplainer,
 ) -> OrderedJobs:
-    """The sorted jobs, each made of its row and the engine's numbers when asked for."""
-    order = sorted_jobs.order.tolist()
+    """The sorted jobs the scheduler considers, each made of its row and the engine's numbers
+    when asked for."""
+    order = sorted_jobs.order[: sorted_jobs.considered].tolist()
     row_of = [waiting[index] for index in order]
     values = sorted_jobs.value
 
@@ -619,6 +626,43 @@ def _pbs_ordered(
     )
 
 
+ZERO_SHARES = "its entity has no shares (fairshare_enforce_no_shares)"
+NOT_ELIGIBLE = "its begin time has not come, or it waits on a dependency"
+UNDER_THRESHOLD = "its formula value is at or under job_sort_formula_threshold"
+
+
+def _pbs_left_out(
+    rows: QueuedRows,
+    requests: Sequence[JobRequest],
+    waiting: Sequence[int],
+    sorted_jobs: JobOrder,
+    explain: JobExplainer,
+) -> list[QueuedJob]:
+    """The jobs the scheduler values but never considers, with their numbers and why."""
+    left = []
+    values = sorted_jobs.value
+    for index in sorted_jobs.order[sorted_jobs.considered :].tolist():
+        row = waiting[index]
+        terms, inputs = explain(index)
+        under = bool(sorted_jobs.under_threshold[index])
+        # A job of no shares is marked never to run before the threshold is tested
+        # (job_info.cpp:516-522, fifo.cpp:466): it says that.
+        zero = bool(sorted_jobs.zero_shares[index])
+        left.append(
+            _queued(
+                rows.row(row),
+                requests[row],
+                priority=None if values is None else float(values[index]),
+                terms=terms,
+                values=inputs,
+                error=sorted_jobs.errors.get(index),
+                under_threshold=under,
+                left_out=ZERO_SHARES if zero else UNDER_THRESHOLD,
+            )
+        )
+    return left
+
+
 def _queued(
     row: Mapping[str, Any],
     request: JobRequest,
@@ -630,6 +674,7 @@ def _queued(
     values: dict[str, float] | None = None,
     error: str | None = None,
     under_threshold: bool = False,
+    left_out: str = "",
 ) -> QueuedJob:
     """A QueuedJob of a stored row and, for a job considered, its numbers."""
     return QueuedJob(
@@ -637,6 +682,7 @@ def _queued(
         row["account"] or row["project"], row["queue"], row["ncpus"],
         row["requested_walltime"], row["submitted_us"], request.held, request.reason,
         priority, position, queue_position, terms or {}, values or {}, error, under_threshold,
+        left_out,
     )  # fmt: skip
 
 
@@ -775,7 +821,7 @@ def _slurm_order(cluster: Cluster, at: datetime, rows: QueuedRows) -> QueueOrder
     held = []
     for row, request in zip(rows.rows(), job_requests(rows["request"]), strict=True):
         if not sprio_listed(row, request, queue.config, now):  # held, or not eligible yet
-            held.append(_queued(row, request))
+            held.append(_queued(row, request, left_out="" if request.held else NOT_ELIGIBLE))
             continue
         job = slurm_job(row, request, standings.get(row["node_id"], NO_ASSOCIATION))
         job = queue.settled(job, request.partitions, now)

@@ -377,16 +377,13 @@ def job_place_sentence(
     waiting: int,
     queue_position: int | None,
     queue: str,
-    held: bool = True,
+    left_out: str = "",
 ) -> str:
-    """`12th of 340 waiting; 3rd in queue cpu`, or why a job has no place: held, or (Slurm)
-    not eligible yet."""
+    """`12th of 340 waiting; 3rd in queue cpu`, or why a job has no place: held, or the
+    scheduler's reason to leave a waiting job out (`left_out`)."""
     others = f"{waiting:,} other job{'s' * (waiting != 1)} waiting"
-    if position is None and not held:
-        return (
-            "Not considered yet: the scheduler leaves it out until its begin time comes or its"
-            f" dependency is met ({others})."
-        )
+    if position is None and left_out:
+        return f"Not considered: the scheduler leaves it out, as {left_out} ({others})."
     if position is None:
         return f"Held: the scheduler does not consider it until it is released ({others})."
     place = f"{ordinal_text(position)} of {waiting:,} waiting"
@@ -767,13 +764,13 @@ EXPLANATIONS |= {
     "loss_used": "Used: what the jobs used, their fairshare_usage_res over their runs (what the"
     " dashboard's cycles charge with usage_recording exact).",
     "loss_recorded": "Recorded: what PBS wrote of them into its fairshare database, each job's"
-    " usage at the last poll that the last cycle before its end read.",
+    " usage at the last sample that the last cycle before its end read.",
     "loss_lost": "Lost: used minus recorded; PBS charges it to nobody.",
     "loss_lost_percent": "Lost %: the part of the entity's usage lost; above the whole"
     " cluster's, PBS charges the entity less than its part of the usage.",
     "loss_jobs": "Jobs: the entity's jobs that ended in the window.",
-    "loss_unseen": "Unseen: jobs of which PBS recorded nothing, because no cycle read a poll of"
-    " them while they ran.",
+    "loss_unseen": "Unseen: jobs of which PBS recorded nothing, because no cycle read a sample"
+    " of them while they ran.",
     "loss_share_used": "Share of the usage: the entity's part of what all the jobs used.",
     "loss_share_recorded": "Share of what PBS recorded: its part of all that PBS recorded, the"
     " usage fairshare compares entities on.",
@@ -781,25 +778,27 @@ EXPLANATIONS |= {
     " percentage points; above 0 PBS charges it less than its part and its standing gains.",
     "loss_last_cycle": "Last cycle: the last scheduling cycle after the job's start and before"
     " its end, the one whose reading PBS kept.",
-    "loss_last_poll": "Its poll: the MoM's last poll of the job before that cycle; what the job"
-    " used after it is lost.",
+    "loss_last_poll": "Its poll: the MoM's last sample of the job that reached the server before"
+    " that cycle; what the job used after it is lost.",
 }
 
 # How PBS records usage, in a few lines (docs/pbs.md, "Recorded usage", says it in full).
 USAGE_LOSS_MODEL = (
-    "A MoM polls a running job's usage when it starts, then after an interval that starts at"
-    " $min_check_poll and grows after each poll up to $max_check_poll.",
-    "The scheduler runs a cycle every scheduler_iteration and whenever a job ends. At each"
-    " cycle PBS adds to a job's entity what the job's last poll said, less what it added"
-    " before, but only for jobs still running: at the cycle its own end triggers, a job is"
-    " over and gets nothing.",
-    "So a job is charged its usage at the last poll read by the last cycle before its end."
-    " What it used after that poll is lost, and a job that no cycle sees after a poll goes"
+    "A MoM samples the usage of all its running jobs at once: first $min_check_poll after a"
+    " job starts on it, then at intervals that grow after each sample up to $max_check_poll;"
+    " every job start sets the interval back to the minimum. A sample reaches the server at"
+    " the MoM's next wake-up, 2 s later.",
+    "The scheduler runs a cycle whenever a job is submitted or ends, and scheduler_iteration"
+    " after its previous cycle. At each cycle PBS adds to a job's entity what the job's last"
+    " sample said, less what it added before, but only for jobs still running: at the cycle"
+    " its own end makes, a job is over and gets nothing.",
+    "So a job is charged its usage at the last sample read by the last cycle before its end."
+    " What it used after that sample is lost, and a job that no cycle read a sample of goes"
     " unseen: PBS records nothing of it.",
-    "The page replays that on the jobs stored (the accounting logs): usage grows evenly over"
-    " a run between polls, each job has its own poll interval from its start (a real MoM"
-    " keeps one for all its jobs), and the timer's cycles fall on the same grid as the"
-    " dashboard's own. The model follows OpenPBS's source (trees/engine/recording.py).",
+    "The page replays that on the jobs stored (the accounting logs: each job's MoM, start,"
+    " walltime and end, each submission), on the cycles of the scheduler's log where one is"
+    " imported (import_sched_log); usage grows evenly over a job's walltime. The model follows"
+    " OpenPBS's source and what a running OpenPBS 23.06 did (trees/engine/recording.py).",
 )
 
 
@@ -885,12 +884,18 @@ def setting_source_text(change: _Change | None, *, default: str | None) -> str:
 
 
 def usage_loss_settings_sentence(
-    *, min_check_poll: int, max_check_poll: int, iteration: int, sources: dict[str, str]
+    *,
+    min_check_poll: int,
+    max_check_poll: int,
+    iteration: int,
+    sources: dict[str, str],
+    logged_cycles: int = 0,
 ) -> str:
     """The settings the model used, each with where it comes from (`sources`, by setting:
-    "$min_check_poll", "$max_check_poll", "scheduler_iteration"): `PBS's recording is
-    modelled with $min_check_poll 10 s and $max_check_poll 120 s (both PBS's default: ...),
-    scheduler_iteration 10 minutes (...) and a cycle at every job end.`"""
+    "$min_check_poll", "$max_check_poll", "scheduler_iteration"), and the cycles:
+    `PBS's recording is modelled with $min_check_poll 10 s and $max_check_poll 120 s (both
+    PBS's default: ...), scheduler_iteration 10 minutes (...) and a cycle at every job
+    submission and end.`, or the `logged_cycles` of the scheduler's log it ran on."""
     low, high = sources["$min_check_poll"], sources["$max_check_poll"]
     if low == high:
         polls = (
@@ -903,9 +908,15 @@ def usage_loss_settings_sentence(
             f" {max_check_poll:,} s ({high})"
         )
     every = span_text(timedelta(seconds=iteration))
+    cycles = (
+        f"the {logged_cycles:,} cycle{'s' * (logged_cycles != 1)} of the scheduler's log"
+        " imported for the window, and elsewhere a cycle at every job submission and end."
+        if logged_cycles
+        else "a cycle at every job submission and end."
+    )
     return (
         f"PBS's recording is modelled with {polls}, scheduler_iteration {every}"
-        f" ({sources['scheduler_iteration']}) and a cycle at every job end."
+        f" ({sources['scheduler_iteration']}) and {cycles}"
     )
 
 

@@ -142,6 +142,21 @@ class Cluster(models.Model):
         default=1,
         help_text="PBS backfill_depth: how many blocked jobs get a reservation (0: none).",
     )
+    preemptive_sched = models.BooleanField(
+        default=False,
+        help_text="PBS sched_config preemptive_sched: jobs of express queues (Priority at least"
+        " preempt_queue_prio) are considered first.",
+    )
+    preempt_queue_prio = models.IntegerField(
+        default=150,
+        help_text="PBS scheduler attribute preempt_queue_prio: a queue of this Priority or more"
+        " is an express queue.",
+    )
+    enforce_no_shares = models.BooleanField(
+        default=True,
+        help_text="PBS sched_config fairshare_enforce_no_shares: with fair_share, a job of an"
+        " entity without shares is never considered.",
+    )
     cores = models.PositiveIntegerField(
         null=True,
         blank=True,

@@ -98,6 +98,8 @@ def sched_config_import(*, cluster_name: str, config: FairshareConfig) -> StoreS
         cluster.strict_ordering = config.strict_ordering
         cluster.backfill = config.backfill
         cluster.backfill_depth = config.backfill_depth
+        cluster.preemptive_sched = config.preemptive_sched
+        cluster.enforce_no_shares = config.fairshare_enforce_no_shares
         cluster.job_sort_key = [list(pair) for pair in config.job_sort_key]
         cluster.full_clean(exclude=["nodes"])
         cluster.save()

@@ -12,7 +12,13 @@ from django.test.utils import CaptureQueriesContext
 
 from accounting.models import Job
 from accounting.parsers.records import JobRequest
-from accounting.priorities import _ranks, eligible_times, job_request, queue_order_get
+from accounting.priorities import (
+    ZERO_SHARES,
+    _ranks,
+    eligible_times,
+    job_request,
+    queue_order_get,
+)
 from tests.trees.queue_site import frozen_now, queue_site_made, queued_job_made
 from trees.engine.times import epoch_seconds
 from trees.models import Cluster, Queue
@@ -103,12 +109,31 @@ def test_a_request_stored_by_an_older_version_reads_back() -> None:
     assert job_request(None) == JobRequest()
 
 
-def test_a_job_of_an_entity_not_in_the_tree_is_ordered_last_by_standing(
+def test_a_job_of_an_entity_without_shares_is_never_considered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """fair_share with fairshare_enforce_no_shares (PBS's default): "Job has zero shares for
+    fairshare" (job_info.cpp:516-522); the job keeps its place in no order, and says why."""
+    now = frozen_now(monkeypatch)
+    cluster = queue_site_made(now)
+    Cluster.objects.filter(pk=cluster.pk).update(job_sort_formula="", fair_share=True)
+    stranger = queued_job_made(cluster, "105", "cond", "x", 1, 60, now - timedelta(days=9))
+    Job.objects.filter(pk=stranger.pk).update(node=None, entity="nobody")
+    order = queue_order_get(cluster=Cluster.objects.get(pk=cluster.pk), at=now)
+    assert "105" not in order.ordered.job_ids
+    left = order.find("105")
+    assert left is not None
+    assert (left.position, left.held, left.left_out) == (None, False, ZERO_SHARES)
+
+
+def test_without_enforce_no_shares_such_a_job_is_ordered_last_by_standing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     now = frozen_now(monkeypatch)
     cluster = queue_site_made(now)
-    Cluster.objects.filter(pk=cluster.pk).update(job_sort_formula="", fair_share=True)
+    Cluster.objects.filter(pk=cluster.pk).update(
+        job_sort_formula="", fair_share=True, enforce_no_shares=False
+    )
     stranger = queued_job_made(cluster, "105", "cond", "x", 1, 60, now - timedelta(days=9))
     Job.objects.filter(pk=stranger.pk).update(node=None, entity="nobody")
     order = queue_order_get(cluster=Cluster.objects.get(pk=cluster.pk), at=now)

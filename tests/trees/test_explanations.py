@@ -208,13 +208,14 @@ def test_a_what_if_says_the_setting_against_now_and_what_it_would_record() -> No
 def test_a_job_without_a_place_says_why():
     held = job_place_sentence(position=None, waiting=3, queue_position=None, queue="cpu")
     later = job_place_sentence(
-        position=None, waiting=1, queue_position=None, queue="cpu", held=False
+        position=None, waiting=1, queue_position=None, queue="cpu", left_out="it is late"
     )
     placed = job_place_sentence(position=2, waiting=3, queue_position=1, queue="cpu")
     assert (
         held
         == "Held: the scheduler does not consider it until it is released (3 other jobs waiting)."
     )
-    assert later.startswith("Not considered yet: the scheduler leaves it out until its begin time")
-    assert later.endswith("(1 other job waiting).")
+    assert (
+        later == "Not considered: the scheduler leaves it out, as it is late (1 other job waiting)."
+    )
     assert placed == "2nd of 3 waiting; 1st in queue cpu."

@@ -20,10 +20,17 @@ Python's numbers (`formula.evaluate_columns`), job by job where they may not. Wh
 priority is made of (its terms, the formula's inputs) is worked out for the jobs shown
 (`job_explained`). `job_priorities` is the same on a list of `PbsJob`s.
 
-Out of scope, taken as off: preemption (`preemptive_sched`), so every job's preemption priority
-is 0 and none was preempted (`cmp_sort()` steps 2 and 3), and `preempt_priority` as a sort key
-is 0; `round_robin`; prime-time sort keys. Only runnable jobs are passed in (step 1): the caller
-leaves held jobs out.
+With `preemptive_sched` a job's preemption priority (`cmp_sort()` step 2, set_preempt_prio,
+job_info.cpp:3592-3657) is that of the default `preempt_prio` "express_queue, normal_jobs":
+99000 plus its queue's Priority in an express queue (Priority at least `preempt_queue_prio`),
+98000 otherwise; express jobs go first, before by_queue's queues (fifo.cpp:1983-2000). Other
+`preempt_prio` lists, preempted jobs (step 3) and `preempt_priority` as a sort key (0 here) are
+not modelled; nor `round_robin` or prime-time sort keys.
+
+Jobs the scheduler never considers are given their value but no place: with `fair_share` and
+`fairshare_enforce_no_shares`, those of an entity of 0 shares (job_info.cpp:516-522, "Job has
+zero shares for fairshare"), and those at or under `job_sort_formula_threshold` (fifo.cpp:466).
+Only runnable jobs are passed in (step 1): the caller leaves held jobs out.
 """
 
 from __future__ import annotations
@@ -48,6 +55,9 @@ from trees.engine.pbs import deserving_ranks, deserving_rows, fairshare_factors,
 
 ULONG_MAX = 2**64 - 1
 INT_MIN = -(2**31)  # job_sort_formula_threshold when unset (fifo.cpp:2204)
+PREEMPT_QUEUE_PRIO = 150  # pbs_sched.h:67
+PREEMPT_EXPRESS = 99000  # preempt_prio "express_queue, normal_jobs" (fifo.cpp:2360-2378)
+PREEMPT_NORMAL = 98000
 FLOAT_DIGITS_ERROR_FACTOR = 1000.0
 FLOAT_NUM_DIGITS = 4
 THRESHOLD_DIGITS = 2
@@ -120,6 +130,9 @@ class SortPolicy:
     by_queue: bool
     queue_priorities: Mapping[str, int]  # queue name -> Priority (missing: 0)
     threshold: float | None = None  # job_sort_formula_threshold
+    preemption: bool = False  # preemptive_sched
+    preempt_queue_prio: int = PREEMPT_QUEUE_PRIO  # an express queue's least Priority
+    enforce_no_shares: bool = True  # fairshare_enforce_no_shares
 
 
 @dataclass(slots=True)
@@ -133,9 +146,10 @@ class JobPriority:
     # no formula: the sort criteria, e.g. {"usage/perc (fair_share)": x, "queue_priority": 100}
     terms: dict[str, float]
     values: dict[str, float]  # the formula inputs (formula_values) the job was evaluated on
-    position: int  # 1-based place in the order the scheduler considers jobs
-    queue_position: int  # 1-based place among the jobs of its queue
+    position: int | None  # 1-based place in the order the scheduler considers jobs; None: never
+    queue_position: int | None  # 1-based place among the jobs of its queue considered
     under_threshold: bool
+    zero_shares: bool = False  # its entity has no share (fairshare_enforce_no_shares)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,12 +263,18 @@ class QueuedJobs:
 class JobOrder:
     """What job_sort() makes of a QueuedJobs: the order, and each job's numbers by its index."""
 
-    order: Int64Array  # the jobs' indices, the first considered first
-    position: Int64Array  # 1-based place in that order
-    queue_position: Int64Array  # 1-based place among the jobs of its queue
+    order: Int64Array  # the jobs' indices, the first considered first, then those never
+    position: Int64Array  # 1-based place in that order; 0 for a job never considered
+    queue_position: Int64Array  # 1-based place among its queue's jobs considered; 0: never
     value: Float32Array | None  # the formula value stored as float32; None without a formula
     errors: Mapping[int, str]  # a job whose formula failed -> what PBS logs after FORMULA_ERROR
     under_threshold: BoolArray
+    zero_shares: BoolArray  # never considered: its entity has no share
+
+    @property
+    def considered(self) -> int:
+        """How many jobs the scheduler considers (the first of `order`)."""
+        return int(np.count_nonzero(self.position))
 
 
 def float_digits(x: float, n: int = FLOAT_NUM_DIGITS) -> int:
@@ -434,6 +454,7 @@ def job_priorities(jobs: Iterable[PbsJob], policy: SortPolicy) -> list[JobPriori
     for index in sorted_jobs.order.tolist():
         terms, values = explain(index)
         value = None if sorted_jobs.value is None else float(sorted_jobs.value[index])
+        position = int(sorted_jobs.position[index])
         priorities.append(
             JobPriority(
                 listed[index],
@@ -441,9 +462,10 @@ def job_priorities(jobs: Iterable[PbsJob], policy: SortPolicy) -> list[JobPriori
                 sorted_jobs.errors.get(index),
                 terms,
                 values,
-                int(sorted_jobs.position[index]),
-                int(sorted_jobs.queue_position[index]),
+                position or None,
+                int(sorted_jobs.queue_position[index]) or None,
                 bool(sorted_jobs.under_threshold[index]),
+                bool(sorted_jobs.zero_shares[index]),
             )
         )
     return priorities
@@ -460,8 +482,6 @@ def job_sort(jobs: QueuedJobs, entities: Entities, policy: SortPolicy) -> JobOrd
         with np.errstate(over="ignore", invalid="ignore"):  # past a float's range: inf
             value = raw.astype(_F32)
     order = _order(jobs, entities, value, policy)
-    position = np.empty(size, dtype=np.int64)
-    position[order] = np.arange(1, size + 1)
     # fifo.cpp:466: the float value compared with a double threshold, INT_MIN when unset.
     threshold = INT_MIN if policy.threshold is None else policy.threshold
     under = (
@@ -469,7 +489,21 @@ def job_sort(jobs: QueuedJobs, entities: Entities, policy: SortPolicy) -> JobOrd
         if value is None
         else value.astype(np.float64) <= float(threshold)
     )
-    return JobOrder(order, position, _queue_positions(jobs.queue, order), value, errors, under)
+    zero = np.zeros(size, dtype=np.bool_)
+    if policy.fair_share and policy.enforce_no_shares:
+        zero = entities.fairshare_perc[jobs.entity] == 0
+        under &= ~zero  # marked never to run first: the threshold is not tested (fifo.cpp:466)
+    never = under | zero
+    order = np.concatenate([order[~never[order]], order[never[order]]])
+    considered = order[: size - int(np.count_nonzero(never))]
+    position = np.zeros(size, dtype=np.int64)
+    position[considered] = np.arange(1, len(considered) + 1)
+    queue_position = np.zeros(size, dtype=np.int64)
+    if len(considered):
+        queue_position[considered] = _queue_positions(
+            [jobs.queue[index] for index in considered.tolist()], np.arange(len(considered))
+        )
+    return JobOrder(order, position, queue_position, value, errors, under, zero)
 
 
 def _formula_values(
@@ -598,6 +632,8 @@ def _order(
     """The jobs' indices in the order the scheduler considers them: by_queue's queues, then
     cmp_sort()'s keys (steps 4 to 8), each a column sorted on at once."""
     columns: list[npt.NDArray[np.generic]] = []  # the first decides first
+    if policy.preemption:  # cmp_sort() step 2, before by_queue's queues
+        columns.append(-_preempt_priorities(jobs.queue_priority, policy.preempt_queue_prio))
     if policy.by_queue:
         columns.append(_queue_places(jobs.queue, policy.queue_priorities))
     if value is not None:
@@ -622,6 +658,13 @@ def _order(
     columns.append(jobs.rank)
     # lexsort sorts on its last column first; rank is unique, so the order is total.
     return np.lexsort(columns[::-1]).astype(np.int64)
+
+
+def _preempt_priorities(queue_priority: Int64Array, express_from: int) -> Int64Array:
+    """set_preempt_prio() with the default preempt_prio: 99000 plus the queue's Priority in
+    an express queue, 98000 otherwise (job_info.cpp:3613-3652)."""
+    express = queue_priority >= express_from
+    return np.where(express, PREEMPT_EXPRESS + queue_priority, PREEMPT_NORMAL)
 
 
 def _descending(value: Float32Array) -> Float64Array:

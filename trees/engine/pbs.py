@@ -185,7 +185,10 @@ class PbsTree:
         """read_usage_v2(): overwrite each named node; a leaf adds its usage to its ancestors.
 
         Invalid records (negative, NaN, bad name) are skipped as PBS skips them. Names not in
-        the tree become entities of `unknown` with 1 share, unless `trim` (pbsfs -e).
+        the tree become entities of `unknown` with 1 share, unless `trim` (pbsfs -e). A record
+        of exactly 1 is an entity PBS holds without usage, as find_alloc_ginfo() makes one for
+        a job (fairshare.cpp): it is added, and adds nothing above it; PBS never writes such a
+        record (rec_write_usage() leaves out usages of 1).
         """
         usage = self.tree.usage
         for record in records:
@@ -199,7 +202,7 @@ class PbsTree:
                     self.unknown, record.name, shares=UNKNOWN_ENTITY_SHARES, cgroup=UNSPECIFIED
                 )
             usage[node] = record.usage
-            if self.tree.is_leaf(node):
+            if record.usage != FAIRSHARE_MIN_USAGE and self.tree.is_leaf(node):
                 ancestor = self.tree.parent[node]
                 while ancestor >= 0:
                     usage[ancestor] += record.usage

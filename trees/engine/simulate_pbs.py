@@ -345,11 +345,13 @@ class PbsFairShareOrder:
 
     def _add_up(self, group: int) -> None:
         """A group's usage as read_usage makes it: 1, plus each of its leaves' records in the
-        order read (float additions in the same order, so the same roundings)."""
+        order read (float additions in the same order, so the same roundings), those of
+        exactly 1 left out as read_usage leaves them."""
         usage = self._pbs_tree().tree.usage
         total = FAIRSHARE_MIN_USAGE
         for leaf in self._members.get(group, ()):
-            total += usage[leaf]
+            if usage[leaf] != FAIRSHARE_MIN_USAGE:
+                total += usage[leaf]
         usage[group] = total
         self._stale.discard(group)
 
@@ -432,8 +434,8 @@ class PbsOrder(PbsFairShareOrder):
         )  # fmt: skip
         self.sort = SortPolicy(
             sort.formula, sort.fair_share, sort.job_sort_key, sort.by_queue,
-            sort.queue_priorities, threshold=None,
-        )  # fmt: skip
+            sort.queue_priorities, threshold=None, enforce_no_shares=False,
+        )  # fmt: skip  # the replay starts every job, as without the threshold
         self._metrics: PbsMetrics | None = None
         self._standings: dict[str, Standing] = {}
 

@@ -135,7 +135,7 @@ def queue_order(policy: Policy | None, order: Order) -> QueueOrder:
     if sort_formula is not None or policy.job_sort_key or by_queue:
         sort = SortPolicy(
             sort_formula, policy.fair_share, policy.job_sort_key, by_queue,
-            policy.queue_priorities,
+            policy.queue_priorities, enforce_no_shares=False,
         )  # fmt: skip
         return PbsOrder(
             policy.groups, {}, sort=sort, formula=usage, iteration=policy.iteration,

@@ -182,6 +182,7 @@ class QmgrPrint:
     # and the default scheduler's, which PBS keeps equal (svr_func.c, sched_func.c).
     job_sort_formula: str | None = None
     job_sort_formula_threshold: float | None = None  # the default scheduler's
+    preempt_queue_prio: int | None = None  # the default scheduler's (unset: PBS's 150)
     eligible_time_enable: bool | None = None
     scheduler_iteration: int | None = None  # seconds
     problems: list[QmgrProblem] = field(default_factory=list)
@@ -514,6 +515,12 @@ class _Reader:
             _single(field, pair)
             enabled = _boolean(field, value)
             return lambda: setattr(self.result, "eligible_time_enable", enabled)
+        if name == "preempt_queue_prio":
+            _single(field, pair)
+            number = _float(field, value)
+            if number != int(number) or not -(2**31) <= number < 2**31:
+                raise _Problem(field, f"{value!r} is not a whole number")
+            return lambda: setattr(self.result, "preempt_queue_prio", int(number))
         if name == "scheduler_iteration":
             return self._iteration(field, pair)
         return _nothing

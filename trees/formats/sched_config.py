@@ -49,10 +49,18 @@ _KEYS = frozenset(
         "backfill",
         "backfill_depth",
         "job_sort_key",
+        "preemptive_sched",
+        "fairshare_enforce_no_shares",
     }
 )
-_SWITCH_KEYS = ("fair_share", "by_queue", "strict_ordering", "backfill")
-_PRIME_OPTION_KEYS = frozenset({*_SWITCH_KEYS, "job_sort_key"})
+_SWITCH_KEYS = (
+    "fair_share", "by_queue", "strict_ordering", "backfill", "preemptive_sched",
+    "fairshare_enforce_no_shares",
+)  # fmt: skip
+# parse.cpp takes a prime option on these (fairshare_enforce_no_shares has none).
+_PRIME_OPTION_KEYS = frozenset(
+    {"fair_share", "by_queue", "strict_ordering", "backfill", "preemptive_sched", "job_sort_key"}
+)
 # parse.cpp's prime options, matched exactly (so `Prime` is refused), by the period they name.
 PRIME_OPTIONS = {
     "all": "all",
@@ -124,6 +132,11 @@ class FairshareConfig:
     backfill: bool = True
     backfill_depth: int = DEFAULT_BACKFILL_DEPTH
     job_sort_key: list[tuple[str, str]] = field(default_factory=list)
+    # Preemption (parse.cpp: off unless set; the shipped sched_config sets it): jobs of express
+    # queues go first. A job of an entity without shares never runs unless enforce_no_shares
+    # is off (on by default, parse.cpp:99).
+    preemptive_sched: bool = False
+    fairshare_enforce_no_shares: bool = True
     found: dict[str, int] = field(default_factory=dict)  # key -> line it was read from
     problems: list[ConfigProblem] = field(default_factory=list)
     unapplied: list[UnappliedLine] = field(default_factory=list)  # lines for another period

@@ -28,6 +28,7 @@ from trees.services.clusters import cluster_get_or_create, settings_audited_set
 from trees.services.slurm import slurm_tree_held
 
 DEFAULT_SCHEDULER_ITERATION = 600  # seconds (server_limits.h:73)
+DEFAULT_PREEMPT_QUEUE_PRIO = 150  # PBS_PREEMPT_QUEUE_PRIO, pbs_sched.h:67
 # The types of resource a job_sort_formula can use: PBS hands only these to the formula.
 NUMERIC_RESOURCE_TYPES = frozenset({"long", "size", "float", "short", "long long"})
 
@@ -81,6 +82,11 @@ def qmgr_import(
                 seconds=parsed.scheduler_iteration or DEFAULT_SCHEDULER_ITERATION
             ),
             "job_sort_formula_threshold": parsed.job_sort_formula_threshold,
+            "preempt_queue_prio": (
+                DEFAULT_PREEMPT_QUEUE_PRIO
+                if parsed.preempt_queue_prio is None
+                else parsed.preempt_queue_prio
+            ),
             "server_attributes": parsed.server,
             "custom_resources": resources,
         }

@@ -158,7 +158,7 @@ def job_reasons(explained: JobPriority) -> list[str]:
             waiting=explained.waiting,
             queue_position=job.queue_position,
             queue=job.queue,
-            held=job.held,
+            left_out=job.left_out,
         )
     ]
     if not job.held:
@@ -220,7 +220,7 @@ def job_page(request: HttpRequest, name: str, job_id: str) -> HttpResponse:
                 waiting=explained.waiting,
                 queue_position=job.queue_position,
                 queue=job.queue,
-                held=job.held,
+                left_out=job.left_out,
             ),
             "ahead": jobs_ahead_sentence(
                 jobs=explained.ahead.jobs,

@@ -142,7 +142,7 @@ def _job_lines(jobs: ClusterJobs, now: datetime) -> MyJobs:
             waiting=waiting.waiting,
             queue_position=job.queue_position,
             queue=job.queue,
-            held=job.held,
+            left_out=job.left_out,
         )
         fairshare = waiting.fairshare
         text = queued_job_line(

@@ -205,8 +205,10 @@ class TestReadUsage:
         assert usage(pbs, "G") == 6.0
         assert usage(pbs, TREEROOT) == 6.0
 
-    @pytest.mark.parametrize(("value", "group"), [(1.0, 7.0), (1.00001, 7.00001)])
-    def test_a_record_of_1_or_just_above_is_propagated(self, value, group):
+    @pytest.mark.parametrize(("value", "group"), [(1.0, 6.0), (1.00001, 7.00001)])
+    def test_a_record_of_just_above_1_is_propagated_one_of_1_is_not(self, value, group):
+        """A record of exactly 1 is an entity PBS holds without usage (find_alloc_ginfo makes
+        one for a job and adds nothing up its path; rec_write_usage never writes a 1)."""
         pbs = make("G 1 root 1", "a 2 G 1", "b 3 G 1", records=[("a", 5.0), ("b", value)])
         assert usage(pbs, "G") == group
 

@@ -281,7 +281,7 @@ class ReferencePbsOrder(ReferenceFairShareOrder):
         super().__init__(groups, records, **cycles)
         self.sort = SortPolicy(
             sort.formula, sort.fair_share, sort.job_sort_key, sort.by_queue,
-            sort.queue_priorities, threshold=None,
+            sort.queue_priorities, threshold=None, enforce_no_shares=False,
         )  # fmt: skip
         self._metrics: PbsMetrics | None = None
 

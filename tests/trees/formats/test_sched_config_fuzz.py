@@ -66,6 +66,8 @@ VALUE_OF = {
     "backfill": "backfill",
     "backfill_depth": "backfill_depth",
     "job_sort_key": "job_sort_key",
+    "preemptive_sched": "preemptive_sched",
+    "fairshare_enforce_no_shares": "fairshare_enforce_no_shares",
 }
 
 
@@ -110,4 +112,5 @@ def test_the_full_seed_reads_its_keys_and_skips_the_others() -> None:
     assert (config.refused, config.problems) == ("", [])
     assert (config.fairshare_entity, config.decay_time) == ("Account_Name", 168 * 3600)
     assert (config.strict_ordering, config.by_queue, config.fair_share) == (False, True, True)
-    assert config.ignored >= 20
+    assert config.preemptive_sched is True
+    assert config.ignored >= 19  # preemptive_sched is read, the rest of preemption not
