@@ -29,8 +29,8 @@ JOB_COLUMNS = (
     "cluster_id", "job_id", "run", "state", "server", "entity", "user", "group", "account",
     "project", "queue", "partition", "jobname", "ncpus", "ngpus", "nodes", "memory", "vmem",
     "mpiprocs", "cpupercent", "billing", "requested_walltime", "walltime", "cput", "ctime",
-    "qtime", "etime", "start", "end", "exit_status", "usage", "source_file", "source_line",
-    "ingest_id", "node_id",
+    "qtime", "etime", "start", "end", "exit_status", "usage", "mom", "source_file",
+    "source_line", "ingest_id", "node_id",
 )  # fmt: skip
 TEXT_MAX = 255  # characters of the job table's name columns
 SOURCE_MAX = 1024  # characters of its source_file
@@ -70,7 +70,7 @@ class CopyLines:
         """
         names = (
             record.job_id, record.server, entity, record.user, record.group, record.account,
-            record.project, record.queue, record.partition, record.jobname,
+            record.project, record.queue, record.partition, record.jobname, record.mom,
         )  # fmt: skip
         joined = "".join(names)
         if (
@@ -99,7 +99,7 @@ class CopyLines:
             f"{_NULL if cput is None else repr(cput)}\t"
             f"{copy_time(record.ctime)}\t{copy_time(record.qtime)}\t{copy_time(record.etime)}\t"
             f"{copy_time(record.start)}\t{copy_time(record.end)}\t"
-            f"{_NULL if exit_status is None else exit_status}\t{usage!r}"
+            f"{_NULL if exit_status is None else exit_status}\t{usage!r}\t{record.mom}"
             f"{self.source}{record.line}{self.ending}{tail}"
         )
 
@@ -136,4 +136,5 @@ def _escaped(record: JobRecord) -> JobRecord:
         queue=_escape(record.queue),
         partition=_escape(record.partition),
         jobname=_escape(record.jobname),
+        mom=_escape(record.mom),
     )

@@ -473,7 +473,8 @@ class _Reader:
             _int(extra.get("mpiprocs")), _int(extra.get("cpupercent")), extra.get("billing"),
             record.requested_walltime, record.walltime, record.cput, moment(record.ctime),
             moment(record.qtime), moment(record.etime), moment(record.start), moment(record.end),
-            record.exit_status, usage, self.path, record.line, self.preparation.ingest_id,
+            record.exit_status, usage, record.mom[:TEXT_MAX], self.path, record.line,
+            self.preparation.ingest_id,
         )  # fmt: skip
 
 

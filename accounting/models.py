@@ -141,6 +141,13 @@ class Job(models.Model):
     end = models.DateTimeField(null=True, blank=True)
     exit_status = models.IntegerField(null=True, blank=True)
     usage = models.FloatField(default=0.0)
+    mom = models.CharField(
+        max_length=255,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="PBS: the host of the run's MoM (exec_host's first host).",
+    )
     # What the cycles have added to the entity's usage for this run so far: when it equals
     # `usage` the run is accrued (a running run is priced by the cycles as it runs).
     accrued = models.FloatField(default=0.0, db_default=0.0)
@@ -232,6 +239,35 @@ class Cycle(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["cluster", "at"], name="cycle_unique_per_cluster"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}@{self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class SchedulerCycle(models.Model):
+    """A cycle of a PBS cluster's own scheduler, as its log shows it (import_sched_log): when
+    it ran, and what it said of the jobs it sorted. The recording of usage runs on these
+    where the log covers (trees.engine.recording); a log imported again replaces its span."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="scheduler_cycles")
+    at = models.DateTimeField(help_text="When it started (Starting Scheduling Cycle).")
+    ended_at = models.DateTimeField(help_text="When it ended (Leaving Scheduling Cycle).")
+    formula = models.JSONField(
+        default=dict, help_text="Each job's Formula Evaluation as PBS printed it, by job id."
+    )
+    considered = models.JSONField(
+        default=list, help_text="The jobs it considered to run, in its order."
+    )
+    left_out = models.JSONField(
+        default=dict, help_text="The jobs it left out and why (zero shares, under threshold)."
+    )
+    decays = models.PositiveSmallIntegerField(default=0)
+    source_file = models.CharField(max_length=1024)
+    source_line = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["cluster_id", "at", "source_line"]
+        indexes = [models.Index(fields=["cluster", "at"])]
 
     def __str__(self) -> str:
         return f"{self.cluster_id}@{self.at:%Y-%m-%d %H:%M:%S}"

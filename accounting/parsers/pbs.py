@@ -62,6 +62,7 @@ KNOWN_TYPES = frozenset("QSsEecuDARCTazrMLUYBFKkPp")
 # Records after which the job's last S is history: it ended, was requeued, deleted or aborted.
 _SUPERSEDES_START = frozenset("ERDA")
 MAX_TEXT = 1000  # characters of a rejected line kept in RejectedLine.text
+MAX_HOST = 255  # characters of a MoM's host name kept (the job table's column)
 _QUOTES = ('"', "'")
 _STATES = {
     "E": JobState.ENDED,
@@ -433,6 +434,10 @@ def _job_record(
     )
     if queued:
         record.request = JobRequest(resources=requested_amounts(attributes))
+    else:
+        exec_host = get("exec_host")
+        if exec_host:
+            record.mom = exec_host.split("/", 1)[0].split("+", 1)[0][:MAX_HOST]
     return record
 
 

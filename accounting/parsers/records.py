@@ -98,6 +98,8 @@ class JobRecord:
     kind: str = ""
     # A queued job's request (PBS Q records, qstat, squeue); None for runs.
     request: JobRequest | None = None
+    # The host its MoM runs on (PBS: exec_host's first host, the mother superior); "" unknown.
+    mom: str = ""
 
     def usage_resources(self) -> dict[str, float]:
         """The values a `fairshare_usage_res` formula sees for this run."""

@@ -23,11 +23,12 @@ from accounting.services.accelerator import accelerator_fields_store
 from accounting.services.history import history_partitions_make, history_write
 from accounting.services.pricing import RESOURCE_FIELDS, job_resources
 from accounting.services.priorities import priority_history_write
+from accounting.usage_loss import pbs_recording_get
 from trees.bulk import collector_paused, rows_update
 from trees.engine.cycle import Accrual, Run, cycle_usage
 from trees.engine.formula import parse_formula
 from trees.engine.pbs import UsageRecord
-from trees.engine.recording import CycleClock, PbsRecording, Polling
+from trees.engine.recording import PbsRecording
 from trees.engine.slurm import (
     ROOT_ACCOUNT,
     SlurmTree,
@@ -114,28 +115,13 @@ def _pbs_cycle(cluster: Cluster, now: datetime) -> tuple[Cycle, Iterable[Run]]:
 
 
 def _recording(cluster: Cluster, runs: Sequence[Run], now: datetime) -> PbsRecording | None:
-    """With usage_recording `pbs`, how PBS would have recorded these runs by `now`: the
-    cycles at job ends it needs are those since one scheduler_iteration before the earliest
-    moment a run is accrued to (earlier ones fall before a timer cycle)."""
+    """With usage_recording `pbs`, how PBS would have recorded these runs by `now`, from the
+    earliest moment a run is accrued to (an ended run's end, else now)."""
     if cluster.usage_recording != UsageRecording.PBS or not runs:
         return None
     at = epoch_seconds(now)
-    iteration = int(cluster.scheduler_iteration.total_seconds())
-    earliest = min(at if run.end is None else min(at, run.end) for run in runs) - iteration
-    ends = Job.objects.filter(cluster=cluster, end__gte=epoch_time(earliest), end__lte=now)
-    return usage_recording_of(
-        cluster, sorted(map(epoch_seconds, ends.values_list("end", flat=True)))
-    )
-
-
-def usage_recording_of(cluster: Cluster, ends: Sequence[int]) -> PbsRecording | None:
-    """The cluster's recording of usage as PBS does it, on cycles at these job ends and on
-    its scheduler_iteration's grid; None with usage_recording `exact`."""
-    if cluster.usage_recording != UsageRecording.PBS:
-        return None
-    polling = Polling(cluster.mom_min_check_poll, cluster.mom_max_check_poll)
-    iteration = int(cluster.scheduler_iteration.total_seconds())
-    return PbsRecording(polling, CycleClock(iteration, ends))
+    earliest = min(run.start for run in runs)
+    return pbs_recording_get(cluster=cluster, first=earliest, last=at)
 
 
 def pbs_ledger(accrual: Accrual, decays: Sequence[int]) -> Cycle:
@@ -180,7 +166,7 @@ def cycle_policy_check(cluster: Cluster) -> None:
 
 # A stored run as stored_run reads it: rows, not model instances (a cycle reads every running job).
 RUN_FIELDS = (
-    "pk", "state", "entity", "start", "end", "usage", "accrued", "accrual_closed",
+    "pk", "state", "entity", "start", "end", "usage", "accrued", "accrual_closed", "mom",
     *RESOURCE_FIELDS,
 )  # fmt: skip
 
@@ -210,6 +196,8 @@ def stored_run(job: Mapping[str, Any]) -> Run:
         resources=job_resources(job) if running else None,
         billable=billable_tres(job["billing"], job["ncpus"]),
         closed=job["accrual_closed"],
+        walltime=None if running else job["walltime"],
+        mom=job["mom"],
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,21 +28,22 @@ from accounting.services.cycles import (
     slurm_ledger,
     slurm_policy,
     stored_run,
-    usage_recording_of,
 )
 from accounting.services.history import (
     HISTORY_COLUMNS,
     HISTORY_WINDOWS,
     history_partitions_make,
 )
+from accounting.usage_loss import pbs_recording_get
 from trees.bulk import collector_paused, rows_insert, rows_update
 from trees.engine.cycle import Accrual, Run, cycle_slot, cycle_usage, kept_instants
 from trees.engine.formula import parse_formula
 from trees.engine.pbs import TREEROOT, UNKNOWN, PbsTree, UsageRecord, compute
+from trees.engine.recording import PbsRecording
 from trees.engine.slurm_pass import slurm_pass
 from trees.engine.times import epoch_seconds, epoch_time
 from trees.formats.pbsfs import UsageDatabase
-from trees.models import Cluster, Node, Scheduler
+from trees.models import Cluster, Node, Scheduler, UsageRecording
 from trees.selectors.nodes import SlurmValues
 from trees.selectors.pbs import pbs_state_get
 from trees.selectors.slurm import slurm_node_ids_get, slurm_state_get
@@ -76,8 +77,9 @@ def replay(
     step: timedelta | None = None,
     progress: ReplayProgress | None = None,
 ) -> ReplayResult:
-    """The cluster's cycles every `step` (default: its cycle period) from `start` to `until`
-    in simulated time, from no usage: the usage, metrics, history (as the roll-up leaves it at
+    """The cluster's cycles every `step` (default: its cycle period; with usage_recording
+    `pbs`, PBS's own cycles: pbs_recording_get) from `start` to `until` in simulated time,
+    from no usage: the usage, metrics, history (as the roll-up leaves it at
     `until`) and cycle ledger a deployment running since `start` would have stored. The cycles
     are those of cycle_run, on runs kept in memory; only the kept history is computed.
     Replaces the cluster's cycles.
@@ -98,7 +100,12 @@ def replay(
         runs = [stored_run(job) for job in jobs.values(*RUN_FIELDS)]
         runs.sort(key=lambda run: (run.start, run.key))
         first, last = _replay_span(cluster, runs, start, until, seconds)
-        instants = range(first, last + 1, seconds)
+        recording = None
+        if cluster.scheduler == Scheduler.PBS and cluster.usage_recording == UsageRecording.PBS:
+            recording = pbs_recording_get(cluster=cluster, first=first, last=last)
+        instants: Sequence[int] = range(first, last + 1, seconds)
+        if recording is not None and step is None:  # PBS's own cycles: it adds and decays there
+            instants = sorted({cycle.at for cycle in recording.cycles if first <= cycle.at <= last})
         if len(instants) > MAX_REPLAY_CYCLES:
             raise CycleRefused(
                 f"{len(instants):,} cycles of {timedelta(seconds=seconds)} is more than a replay"
@@ -110,7 +117,7 @@ def replay(
         simulation: _Simulation = (
             _SlurmSimulation(cluster, runs, kept)
             if cluster.scheduler == Scheduler.SLURM
-            else _PbsSimulation(cluster, runs, kept)
+            else _PbsSimulation(cluster, runs, kept, recording)
         )
         for done, moment in enumerate(instants, 1):
             simulation.cycle(moment)
@@ -230,11 +237,12 @@ class _Simulation:
 class _PbsSimulation(_Simulation):
     """PBS cycles: cycle_run's accrual and decays on a usage database in memory."""
 
-    def __init__(self, cluster: Cluster, runs: list[Run], kept: set[int]) -> None:
+    def __init__(
+        self, cluster: Cluster, runs: list[Run], kept: set[int], recording: PbsRecording | None
+    ) -> None:
         super().__init__(runs, kept)
         self.formula = parse_formula(cluster.fairshare_usage_res, USAGE_RESOURCES)
-        ends = sorted(run.end for run in runs if run.end is not None)
-        self.recording = usage_recording_of(cluster, ends)
+        self.recording = recording
         self.policy = decay_policy(cluster)
         self.state = pbs_state_get(cluster=cluster)  # the tree the replay stores its usage into
         self.groups = self.state.groups
@@ -284,11 +292,14 @@ class _PbsSimulation(_Simulation):
                 del self.history[name]
 
     def store_usage(self, cluster: Cluster) -> Mapping[Any, int]:
-        database = UsageDatabase(
-            exists=True,
-            last_decay=self.last_decay,
-            records=tuple(UsageRecord(name, usage) for name, usage in self.records.items()),
-        )
+        # In the order pbs_sched writes its usage file: the tree's, an entity new to it (under
+        # unknown) before those made earlier (fairshare.cpp add_child, rec_write_usage).
+        written = PbsTree.build(
+            self.groups,
+            [UsageRecord(name, usage) for name, usage in self.records.items()],
+            unknown_shares=self.policy["unknown_shares"],
+        ).records()
+        database = UsageDatabase(exists=True, last_decay=self.last_decay, records=tuple(written))
         with pbs_tree_held(cluster) as held:
             held.store(database=database, reason="replay")
         return dict(Node.objects.filter(cluster=cluster).values_list("name", "id"))

@@ -45,6 +45,7 @@ def record(**fields: object) -> JobRecord:
         "project": "p1",
         "queue": "work",
         "jobname": "a",
+        "mom": "node07",
         "ncpus": 4,
         "memory": 1048576,
         "requested_walltime": 7200,
@@ -79,7 +80,8 @@ def test_every_column_of_a_run_in_order() -> None:
         "requested_walltime": "7200", "walltime": "1800", "cput": "5400",
         "ctime": "2026-03-01 08:00:00+00", "qtime": "2026-03-01 08:00:00+00",
         "etime": "\\N", "start": "2026-03-01 08:00:05+00", "end": "2026-03-01 08:30:05+00",
-        "exit_status": "-11", "usage": "7200.0", "source_file": "/logs/20260301",
+        "exit_status": "-11", "usage": "7200.0", "mom": "node07",
+        "source_file": "/logs/20260301",
         "source_line": "3", "ingest_id": "42", "node_id": "9",
     }  # fmt: skip
     # Completed as it is made, the line is the same.

@@ -28,9 +28,11 @@ __all__ = [
     "cycle_slot",
     "cycle_usage",
     "decay_instants",
+    "decayed_at",
     "decayed_records",
     "half_life_factor",
     "kept_instants",
+    "scheduler_decayed",
     "stored_records",
 ]
 
@@ -47,13 +49,20 @@ def accrued_by(usage: float, start: int, end: int, until: int) -> float:
 
 
 def decay_instants(last_decay: int, interval: int, now: int) -> list[int]:
-    """The decays due in (last_decay, now]: one per whole `decay_interval` elapsed (PBS
-    decays when `last_decay + decay_time <= now`, and sets last_decay to that instant's time).
+    """The decays a cycle at `now` makes: one per `decay_interval` while more than one is left
+    of the time since last_decay (fifo.cpp:398-412: `while (t - last_decay) > decay_time`, a
+    strict >), at the instants they fell due.
     """
     if interval <= 0:
         raise ValueError(f"decay interval must be positive, not {interval} s")
-    count = max(0, (now - last_decay) // interval)
+    count = max(0, (now - last_decay - 1) // interval)
     return [last_decay + interval * step for step in range(1, count + 1)]
+
+
+def decayed_at(last_decay: int, interval: int, now: int) -> int:
+    """last_decay after a cycle at `now` that decayed: the instant the last half-life should
+    have fallen (fifo.cpp:414-420: `now - (now - last_decay) % decay_time`)."""
+    return now - (now - last_decay) % interval
 
 
 def half_life_factor(half_life: float, interval: float) -> float:
@@ -88,6 +97,16 @@ class Run:
     resources: dict[str, float] | None = None  # what the formula prices a running run on
     billable: float = 0.0  # Slurm: the billable TRES a pass charges per second
     closed: bool = False  # the cycles add nothing more for it (PBS recording: it ended)
+    walltime: int | None = None  # an ended run's walltime (PBS recording: when it exited)
+    mom: str = ""  # the host of its MoM (PBS recording: whose samples it has)
+
+    @property
+    def exit(self) -> int | None:
+        """When an ended run's processes ended: its start plus its walltime (its end when
+        that is not known)."""
+        if self.end is None:
+            return None
+        return self.end if self.walltime is None else self.start + self.walltime
 
 
 class Accrual:
@@ -123,13 +142,16 @@ class Accrual:
     def due(self, run: Run, moment: int) -> float:
         """What the run has used by `moment`: its share of an ended run's usage, or a running
         run priced by the formula on its elapsed walltime with every core busy; with a
-        recording, what it had used by the poll PBS last read (nothing before one).
+        recording, what it had used by the sample PBS last read (nothing before one), its
+        usage spread over its walltime.
         """
         if self.recording is not None:
-            polled = self.recording.recorded_at(run.start, run.end, moment)
-            if polled is None:
+            read = self.recording.reading(run.mom, run.start, run.exit, run.end, moment)
+            if read is None:
                 return 0.0
-            moment = polled
+            moment = read.sample
+            if run.end is not None:
+                return accrued_by(run.usage, run.start, run.exit or run.end, moment)
         if run.end is not None:
             return accrued_by(run.usage, run.start, run.end, moment)
         resources = dict(run.resources or {})
@@ -155,6 +177,12 @@ def decayed_records(
     )
     pbs.decay(factor)
     return {record.name: record.usage for record in pbs.records()}
+
+
+def scheduler_decayed(records: dict[str, float], factor: float) -> dict[str, float]:
+    """The records after one of pbs_sched's decays: every usage × factor, floor 1, each where
+    it was (fairshare.cpp:451-462 decays the tree in memory; its order stays)."""
+    return {name: max(usage * factor, FAIRSHARE_MIN_USAGE) for name, usage in records.items()}
 
 
 def kept_instants(instants: Iterable[int], now: int, every_cycle: int, hourly: int) -> set[int]:
@@ -191,10 +219,12 @@ def cycle_usage(
     unknown_shares: int,
     decayed: Callable[[dict[str, float]], dict[str, float]] | None = None,
 ) -> tuple[dict[str, float], int, list[int]]:
-    """One cycle on the usage database: the runs' usage accrued up to `now` and each decay due
-    since `last_decay` applied where it falls, so that what ran before a decay is decayed with
-    it (pbsfs -d). Returns the records as stored, the new last_decay and the decays' times; a
-    first cycle (last_decay 0) starts the decay clock, as PBS does.
+    """One cycle on the usage database: the runs' usage accrued up to `now` and the decays due
+    since `last_decay` (decay_instants). Exact accrual applies each decay where it falls, so
+    that what ran before a decay is decayed with it (pbsfs -d); with a PBS recording the
+    usage is added first and the decays follow, as pbs_sched does (fifo.cpp:370-412). Returns
+    the records as stored, the new last_decay and the decays' times; a first cycle
+    (last_decay 0) starts the decay clock, as PBS does.
 
     `decayed`, if given, stands for decayed_records(groups, records, decay_factor,
     unknown_shares) and must return the same: a caller that keeps the tree built (a replay's
@@ -202,12 +232,20 @@ def cycle_usage(
     """
     last_decay = last_decay or now
     decays = decay_instants(last_decay, decay_interval, now)
+    as_pbs = accrual.recording is not None
+    if as_pbs:
+        accrual.add_until(runs, now, records)
     for instant in decays:
+        if as_pbs:
+            records = scheduler_decayed(records, decay_factor)
+            continue
         accrual.add_until(runs, instant, records)
         if decayed is None:
             records = decayed_records(groups, records, decay_factor, unknown_shares)
         else:
             records = decayed(records)
-        last_decay = instant
-    accrual.add_until(runs, now, records)
+    if decays:
+        last_decay = decayed_at(last_decay, decay_interval, now)
+    if not as_pbs:
+        accrual.add_until(runs, now, records)
     return stored_records(records), last_decay, decays

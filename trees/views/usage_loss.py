@@ -117,6 +117,7 @@ def usage_loss_page(request: HttpRequest, name: str) -> HttpResponse:
                 max_check_poll=cluster.mom_max_check_poll,
                 iteration=iteration,
                 sources=_sources(cluster),
+                logged_cycles=loss.logged_cycles,
             ),
             "entities": entities[:ENTITY_ROWS],
             "entities_left": max(0, len(entities) - ENTITY_ROWS),

@@ -189,7 +189,8 @@ class Command(FairshareCommand):
         self._done(
             f"{spec.name}: {replayed.cycles:,} cycles of"
             f" {cluster.scheduler_iteration.total_seconds() / 60:g} minutes replayed"
-            f" ({replayed.decays} decays), {replayed.history_rows:,} history rows kept",
+            f" ({replayed.decays} decay{'' if replayed.decays == 1 else 's'}),"
+            f" {replayed.history_rows:,} history rows kept",
         )
         return jobs
 

@@ -30,7 +30,8 @@ class Command(FairshareCommand):
         parser.add_argument(
             "--step",
             help="time between cycles: 30s, 10m, 1h, 1d (default: the cluster's cycle period,"
-            " PBS scheduler_iteration or Slurm PriorityCalcPeriod)",
+            " PBS scheduler_iteration or Slurm PriorityCalcPeriod; with PBS usage_recording"
+            " pbs, PBS's own cycles: its imported log's, else those its jobs make)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:

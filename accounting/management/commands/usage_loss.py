@@ -11,12 +11,13 @@ from trees.management.commands._base import FairshareCommand
 class Command(FairshareCommand):
     help = (
         "What PBS recorded in its fairshare database of the PBS cluster's jobs that ended in"
-        " [--from, --until), against what they used: the MoM's polls (import_mom_config) read"
-        " at the scheduler's cycles (every scheduler_iteration and at each job end) while the"
-        " job ran; what a job used after the last poll a cycle read is lost. Per entity; per"
-        " job with --jobs. JSON: a list of {entity, actual, recorded, lost, lost_fraction, jobs,"
-        " jobs_unseen}, or with --jobs of {job_id, entity, start, end, actual, recorded, lost,"
-        " unseen, last_cycle, last_poll}."
+        " [--from, --until), against what they used: each MoM's samples (import_mom_config)"
+        " read at the scheduler's cycles (those of its log, import_sched_log, where imported;"
+        " elsewhere at each job submission and end, and scheduler_iteration after the previous"
+        " cycle) while the job ran; what a job used after the last sample a cycle read is lost."
+        " Per entity; per job with --jobs. JSON: a list of {entity, actual, recorded, lost,"
+        " lost_fraction, jobs, jobs_unseen}, or with --jobs of {job_id, entity, start, end,"
+        " actual, recorded, lost, unseen, last_cycle, last_poll}."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

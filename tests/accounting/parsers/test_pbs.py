@@ -443,6 +443,7 @@ def test_a_pbs_pro_end_record():
         end=END,
         exit_status=0,
         extra={"vmem": 2097152 * 1024, "cpupercent": 1590, "mpiprocs": 16},
+        mom="nodeA",
     )
 
 
@@ -517,6 +518,15 @@ def test_torque_neednodes_when_nodes_is_absent():
 def test_exec_host_counts(exec_host, ncpus, nodes):
     job = record(ended(exec_host=exec_host, resources_used_ncpus=None, Resource_List_nodect=None))
     assert (job.ncpus, job.nodes) == (ncpus, nodes)
+
+
+@pytest.mark.parametrize(
+    ("exec_host", "mom"),
+    [("nodeA/0*8+nodeB/0*8", "nodeA"), ("solo", "solo"), ("c1/0-3+c2/0-7", "c1"), (None, "")],
+)
+def test_the_mom_is_exec_hosts_first_host(exec_host, mom):
+    # The mother superior: the MoM whose samples a job's usage comes from.
+    assert record(ended(exec_host=exec_host)).mom == mom
 
 
 def test_zero_core_exec_host_falls_back_to_select():

@@ -116,7 +116,8 @@ def test_decays_are_those_of_pbsfs_minus_d_at_the_same_instants() -> None:
     cycle_run(cluster=cluster, now=at(T0))
     cluster.refresh_from_db()
     before = pbs_state_get(cluster=cluster)
-    cycle_run(cluster=cluster, now=at(T0 + 2 * DAY))
+    # A second past two days: two decays (at two days on the dot PBS decays once).
+    cycle_run(cluster=cluster, now=at(T0 + 2 * DAY + 1))
 
     # pbsfs -d twice on the usage database the first cycle left.
     database = before.database
@@ -210,7 +211,9 @@ def test_half_life_of_a_week_is_decay_factor_one_half_per_week() -> None:
     cluster.save()
     job(cluster, "1", "ann", T0 - 7200, T0 - 3600, 2)
     cycle_run(cluster=cluster, now=at(T0))
-    cycle_run(cluster=cluster, now=at(T0 + 168 * 3600))
+    cycle_run(cluster=cluster, now=at(T0 + 168 * 3600))  # a week on the dot: not yet
+    assert usages(cluster)["ann"] == 1 + 7200
+    cycle_run(cluster=cluster, now=at(T0 + 168 * 3600 + 600))
     assert usages(cluster)["ann"] == (1 + 7200) * 0.5
 
 

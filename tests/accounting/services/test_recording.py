@@ -1,4 +1,4 @@
-"""Cycles with usage_recording `pbs`: a run's usage accrued as PBS records it (its MoM's polls
+"""Cycles with usage_recording `pbs`: a run's usage accrued as PBS records it (its MoM's samples
 read at the scheduler's cycles while it runs; trees.engine.recording), live and replayed alike.
 The site and runs are tests/accounting/services/test_cycles.py's."""
 
@@ -33,13 +33,14 @@ def accrual(cluster: Cluster, job_id: str) -> tuple[float, bool]:
 
 
 def test_a_run_is_charged_what_pbs_recorded_at_its_last_cycle() -> None:
-    # 4 CPUs from T0+5 to T0+1000: 3,980 core-seconds. Polls every 60 s from T0+5; PBS's
-    # cycle at T0+600 reads the T0+545 poll: 4 × 540 = 2,160; its end's cycle adds nothing.
+    # 4 CPUs from T0+5 to T0+1000: 3,980 core-seconds. PBS's cycles: the one it started in
+    # (T0+5), the timer's 600 s later (T0+605), its end's. Samples every 60 s from T0+5; the
+    # cycle at T0+605 reads the one at T0+545: 4 × 540 = 2,160; its end's adds nothing.
     cluster = recorded_as_pbs(site())
     job(cluster, "1", "ann", T0 + 5, T0 + 1000, 4)
-    cycle_run(cluster=cluster, now=at(T0 + 300))
-    assert accrual(cluster, "1") == (0.0, False)  # no cycle of PBS's has read a poll yet
     cycle_run(cluster=cluster, now=at(T0 + 600))
+    assert accrual(cluster, "1") == (0.0, False)  # no cycle of PBS's has read a sample yet
+    cycle_run(cluster=cluster, now=at(T0 + 610))
     assert accrual(cluster, "1") == (2160.0, False)
     cycle_run(cluster=cluster, now=at(T0 + 1200))
     assert accrual(cluster, "1") == (2160.0, True)  # over: nothing more to record
@@ -59,24 +60,29 @@ def test_exact_recording_charges_the_whole_run() -> None:
 
 
 def test_another_jobs_end_makes_a_cycle_that_records_more() -> None:
-    # bob's job ending at T0+800 makes a cycle: it reads ann's T0+785 poll, 4 × 780 = 3,120.
+    # bob's job on the same MoM from T0+700 to T0+800: its start restarts the MoM's interval
+    # (samples at T0+760, then T0+821: its exit at T0+800 and the server's answer at T0+801
+    # moved the MoM's wake-ups to odd seconds); its end's cycle at T0+800 reads ann's T0+760
+    # sample, 4 × 755 = 3,020. bob's own job ended before a sample was read: unseen.
     cluster = recorded_as_pbs(site())
     job(cluster, "1", "ann", T0 + 5, T0 + 1000, 4)
-    job(cluster, "2", "bob", T0 + 700, T0 + 800, 1)  # ended before a poll was read: unseen
+    job(cluster, "2", "bob", T0 + 700, T0 + 800, 1)
     cycle_run(cluster=cluster, now=at(T0 + 1200))
-    assert accrual(cluster, "1") == (3120.0, True)
+    assert accrual(cluster, "1") == (3020.0, True)
     assert accrual(cluster, "2") == (0.0, True)
     assert usages(cluster)["bob"] == 1.0
 
 
-def test_a_running_job_is_priced_at_the_poll_pbs_read() -> None:
-    # Running 8 CPUs since T0+100, polled at the defaults' offsets 0, 10, 26, ..., 370, 440,
-    # 516: the cycle at T0+600 reads the poll at T0+540 (offset 440; the next is T0+616), so
-    # ncpus*walltime is priced on a walltime of 440 s.
+def test_a_running_job_is_priced_at_the_sample_pbs_read() -> None:
+    # Running 8 CPUs since T0+100, sampled at the defaults' offsets 10, 26, ..., 516, 598: the
+    # timer's cycle at T0+700 reads the sample at T0+698 (taken 2 s before), so
+    # ncpus*walltime is priced on a walltime of 598 s.
     cluster = recorded_as_pbs(site(), 10, 120)
     job(cluster, "1", "ann", T0 + 100, None, 8)
     cycle_run(cluster=cluster, now=at(T0 + 650))
-    assert accrual(cluster, "1") == (8 * 440.0, False)
+    assert accrual(cluster, "1") == (0.0, False)  # only the cycle it started in so far
+    cycle_run(cluster=cluster, now=at(T0 + 710))
+    assert accrual(cluster, "1") == (8 * 598.0, False)
 
 
 def test_pbs_recording_live_and_replayed_alike() -> None:

@@ -11,6 +11,7 @@ from trees.engine.cycle import (
     cycle_slot,
     cycle_usage,
     decay_instants,
+    decayed_at,
     half_life_factor,
 )
 from trees.engine.formula import parse_formula
@@ -53,12 +54,18 @@ def test_the_cycles_a_run_spans_add_up_to_its_usage(
     assert accrued == usage
 
 
-def test_decays_fall_due_once_per_whole_interval() -> None:
+def test_decays_fall_due_once_per_interval_while_more_than_one_is_left() -> None:
+    # fifo.cpp:401: `while ((t - last_decay) > decay_time)`, strict: a cycle a day after the
+    # last decay decays nothing; one a second later decays once.
     day = 86_400
     assert decay_instants(0, day, day - 1) == []
-    assert decay_instants(0, day, day) == [day]
+    assert decay_instants(0, day, day) == []
+    assert decay_instants(0, day, day + 1) == [day]
     assert decay_instants(100, day, 100 + 3 * day + 5) == [100 + day, 100 + 2 * day, 100 + 3 * day]
     assert decay_instants(500, day, 400) == []  # a clock behind the last decay: none due
+    # Two days on the dot: one decay, and last_decay set to the cycle (the second is lost).
+    assert (decay_instants(0, day, 2 * day), decayed_at(0, day, 2 * day)) == ([day], 2 * day)
+    assert decayed_at(100, day, 100 + 3 * day + 5) == 100 + 3 * day
 
 
 def test_a_decay_interval_must_be_positive() -> None:

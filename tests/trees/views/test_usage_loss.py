@@ -57,14 +57,15 @@ def alice(client: Client) -> User:
 @pytest.fixture
 def figure_2(alice: User) -> Cluster:
     """Seed 000's figure 2: $min_check_poll 120 and $max_check_poll 240 from a MoM's file, a
-    20-minute scheduler_iteration set by alice; ann's one-CPU job of 30 minutes from 100 s
-    after a cycle loses 834 s, bob's 5 minutes between two cycles are unseen."""
+    17-minute scheduler_iteration set by alice; ann's one-CPU job of 30 minutes from T0+100
+    loses 834 s (the timer's cycle at T0+1120 reads its sample at T0+1066), bob's 5 minutes
+    between two cycles are unseen."""
     cluster, _ = cluster_get_or_create(name="fig2")
     config = parse_mom_config("$min_check_poll 120\n$max_check_poll 240\n")
     mom_config_import(cluster_name="fig2", config=config, source="mom_priv/config")
     cluster_settings_set(
         cluster=cluster,
-        values={"scheduler_iteration": timedelta(minutes=20)},
+        values={"scheduler_iteration": timedelta(minutes=17)},
         reason="as in seed 000",
         user=alice,
     )
@@ -87,8 +88,8 @@ def test_figure_2_reads_in_sentences(client: Client, figure_2: Cluster) -> None:
     assert (
         "PBS's recording is modelled with $min_check_poll 120 s and $max_check_poll 240 s (both"
         f" set {today} by a command or an import: “MoM configuration imported from"
-        f" mom_priv/config”), scheduler_iteration 20 minutes (set {today} by alice: “as in seed"
-        " 000”) and a cycle at every job end." in text
+        f" mom_priv/config”), scheduler_iteration 17 minutes (set {today} by alice: “as in seed"
+        " 000”) and a cycle at every job submission and end." in text
     )
     # bob lost all of his usage, more than the 59.8 % of all: PBS charges him less than his
     # part (a quarter of the usage, nothing of what it recorded); ann pays for it.
@@ -105,7 +106,7 @@ def test_figure_2_reads_in_sentences(client: Client, figure_2: Cluster) -> None:
         " before any cycle read a poll of it, so PBS recorded nothing of them." in text
     )
     # The jobs, the most lost first: ann's with the cycle and the poll it was charged at.
-    assert "1 ann 2026-03-01 08:31:40 30 minutes 1,800 966 834 08:20:00 08:17:46" in text
+    assert "1 ann 2026-03-01 08:31:40 30 minutes 1,800 966 834 08:18:40 08:17:46" in text
     assert "2 bob 2026-03-01 08:46:40 5 minutes 600 0 600 none: unseen" in text
 
 
@@ -119,7 +120,7 @@ def test_the_what_ifs_are_usage_loss_whatifs_get_s(client: Client, figure_2: Clu
         "scheduler_iteration", "scheduler_iteration", "$max_check_poll", "$min_check_poll",
     ]  # fmt: skip
     unit = cluster_usage_unit(figure_2)
-    shown = {"scheduler_iteration": {600: "10 minutes", 2400: "40 minutes"}}
+    shown = {"scheduler_iteration": {510: "8 minutes 30 seconds", 2040: "34 minutes"}}
     for whatif in whatifs:
         value = shown.get(whatif.setting, {}).get(whatif.value, f"{whatif.value} s")
         extra = whatif.recorded - now
