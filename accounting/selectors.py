@@ -12,7 +12,15 @@ from django.db.models import Count, F, FloatField, Max, Min, OuterRef, Q, QueryS
 from django.db.models.functions import Cast, Coalesce
 from django_stubs_ext import WithAnnotations
 
-from accounting.models import Cycle, FilesUpload, Job, NodeHistory, Scenario, UploadRejection
+from accounting.models import (
+    Cycle,
+    FilesUpload,
+    Job,
+    NodeHistory,
+    Scenario,
+    SchedulerCycle,
+    UploadRejection,
+)
 from accounting.parsers.records import JobState
 from accounting.whatif import StoredRun
 from trees.engine.accelerator import DEFAULT_WINDOW, FsJob
@@ -194,6 +202,17 @@ class CycleLag:
     period: timedelta
     last_cycle: datetime | None
     behind: timedelta  # from the last cycle (or the tree's store) to the current slot; >= 0
+
+
+def logged_cycle_get(*, cluster: Cluster, at: datetime) -> SchedulerCycle | None:
+    """The last cycle of the cluster's imported scheduler log that started by `at` and said
+    what its jobs' formulas gave (import_sched_log); None when there is none."""
+    return (
+        SchedulerCycle.objects.filter(cluster=cluster, at__lte=at)
+        .exclude(formula={})
+        .order_by("-at", "-source_line")
+        .first()
+    )
 
 
 def cycle_lags_get(*, now: datetime) -> list[CycleLag]:

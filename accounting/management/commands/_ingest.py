@@ -6,9 +6,7 @@ import json
 import sys
 from collections.abc import Sequence
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.management.base import CommandParser
 from tqdm import tqdm
@@ -41,21 +39,6 @@ class IngestCommand(FairshareCommand):
         parser.add_argument(
             "--shares", type=int, default=1, help="shares of each node --create-nodes builds"
         )
-
-    def add_timezone(self, parser: CommandParser, whose: str) -> None:
-        parser.add_argument(
-            "--timezone",
-            default=settings.TIME_ZONE,
-            help=f"{whose} time zone, in which the file prints times (default: TIME_ZONE,"
-            f" {settings.TIME_ZONE})",
-        )
-
-    def time_zone(self, options: dict[str, Any]) -> ZoneInfo:
-        """The zone --timezone names; a name that is none fails the command."""
-        try:
-            return ZoneInfo(options["timezone"])
-        except (ZoneInfoNotFoundError, ValueError):
-            self.fail(f"--timezone {options['timezone']}: not a time zone (e.g. Europe/Oslo)")
 
     def run_ingest(self, paths: Sequence[str], options: dict[str, Any], **chosen: Any) -> None:
         if options.get("shares", 1) < 0:

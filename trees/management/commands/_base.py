@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import date, datetime, time
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
@@ -73,6 +75,21 @@ class FairshareCommand(BaseCommand):
         if timezone.is_naive(moment):
             moment = timezone.make_aware(moment)
         return moment
+
+    def add_timezone(self, parser: CommandParser, whose: str) -> None:
+        parser.add_argument(
+            "--timezone",
+            default=settings.TIME_ZONE,
+            help=f"{whose} time zone, in which the file prints times (default: TIME_ZONE,"
+            f" {settings.TIME_ZONE})",
+        )
+
+    def time_zone(self, options: dict[str, Any]) -> ZoneInfo:
+        """The zone --timezone names; a name that is none fails the command."""
+        try:
+            return ZoneInfo(options["timezone"])
+        except (ZoneInfoNotFoundError, ValueError):
+            self.fail(f"--timezone {options['timezone']}: not a time zone (e.g. Europe/Oslo)")
 
     def write_text(self, path: str | None, text: str) -> None:
         """To the file given with -o, or to stdout."""
