@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1:8000
 
-.PHONY: run test lint typecheck pytest bench prod-smoke slurm-oracle clean
+.PHONY: run test lint typecheck pytest bench prod-smoke slurm-oracle pbs-oracle clean
 
 $(BIN)/.installed: requirements.txt
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11) and "Python 3.11 is needed")'
@@ -62,6 +62,14 @@ prod-smoke: $(BIN)/.installed
 ## tests/captures/slurm/ (a few minutes; nothing left running; docs/testing.md).
 slurm-oracle:
 	python3 ops/slurm_oracle/oracle.py --install $(ORACLE_ARGS)
+
+## OpenPBS built from OPENPBS_SRC (a clone of github.com/openpbs/openpbs) into
+## /opt/fairshare-pbs-oracle, its server, scheduler, comm and one MoM run here as root with a
+## PBS_HOME and datastore of their own: each case of ops/pbs_oracle/pbs_site.py captured again
+## into tests/captures/pbs/ (the build once, then about 25 minutes; nothing left running;
+## docs/testing.md).
+pbs-oracle:
+	python3 ops/pbs_oracle/pbs_oracle.py --install $(ORACLE_ARGS)
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -38,11 +38,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from types import FrameType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import site_spec as spec
+from oracle_kit import OracleError, apt_installed, guarded, log
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "captures" / "slurm"
@@ -52,14 +53,6 @@ PROGRAMS = ("munged", "slurmdbd", "slurmctld", "slurmd", "sacctmgr", "sbatch", "
 MYSQL = ("mysql", "-h", "127.0.0.1", "-P", "3306", "-u", "root")
 TIME_LIMIT = 1800  # seconds for the whole run
 COMMAND_LIMIT = 60  # seconds for one client command
-
-
-class OracleError(RuntimeError):
-    """What went wrong, said once; the run stops, everything is stopped."""
-
-
-def _log(text: str) -> None:
-    print(f"[{datetime.now(UTC):%H:%M:%S}] {text}", flush=True)
 
 
 def free_ports(count: int) -> list[int]:
@@ -318,7 +311,7 @@ def usage_run(cluster: Cluster) -> None:
                      lambda: cluster.no_running_jobs() and not cluster.run(
                          "squeue", "-h", "-o", "%i").strip(), 180)  # fmt: skip
     ended = int(time.time())
-    _log(f"usage jobs done: {', '.join(sorted(names.values(), key=int))}")
+    log(f"usage jobs done: {', '.join(sorted(names.values(), key=int))}")
     cluster.pass_after(ended)
 
 
@@ -332,7 +325,7 @@ def pending_submitted(cluster: Cluster) -> dict[str, str]:
         for update in job.updates:
             cluster.run("scontrol", "update", f"jobid={job_id}", update)
         time.sleep(job.pause)
-    _log(f"pending jobs: {', '.join(f'{n}={i}' for n, i in names.items())}")
+    log(f"pending jobs: {', '.join(f'{n}={i}' for n, i in names.items())}")
     return names
 
 
@@ -360,9 +353,9 @@ def case_captured(cluster: Cluster, case: spec.Case, jobs: dict[str, str], out: 
         document = window_captured(cluster, case, jobs, folder, moment)
         if cluster.last_pass() == moment:
             (folder / "case.json").write_text(json.dumps(document, indent=2) + "\n")
-            _log(f"{case.name}: {len(spec.outputs(case, jobs))} outputs at pass {moment}")
+            log(f"{case.name}: {len(spec.outputs(case, jobs))} outputs at pass {moment}")
             return
-        _log(f"{case.name}: a pass crossed the capture; again")
+        log(f"{case.name}: a pass crossed the capture; again")
     raise OracleError(f"{case.name}: every capture was crossed by a pass")
 
 
@@ -414,13 +407,7 @@ def window_captured(
 def packages_checked(install: bool) -> None:
     missing = [name for name in PROGRAMS if shutil.which(name) is None]
     if missing and install:
-        _log(f"installing {' '.join(PACKAGES)}")
-        subprocess.run(["apt-get", "update", "-qq"], check=True)
-        subprocess.run(
-            ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *PACKAGES],
-            check=True,
-            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-        )
+        apt_installed(PACKAGES)
         missing = [name for name in PROGRAMS if shutil.which(name) is None]
     if missing:
         raise OracleError(f"not installed: {', '.join(missing)} (apt-get install "
@@ -433,14 +420,6 @@ def packages_checked(install: bool) -> None:
     done = subprocess.run([*MYSQL, "-e", "SELECT 1"], capture_output=True, check=False)
     if done.returncode != 0:
         raise OracleError(f"MariaDB at 127.0.0.1:3306 (root, no password): {done.stderr!r}")
-
-
-def _timed_out(signum: int, frame: FrameType | None) -> None:
-    raise OracleError(f"stopped after {TIME_LIMIT} s (signal {signum})")
-
-
-def _interrupted(signum: int, frame: FrameType | None) -> None:
-    raise OracleError(f"interrupted (signal {signum})")
 
 
 @contextlib.contextmanager
@@ -456,14 +435,14 @@ def cluster_running(keep: bool) -> Iterator[Cluster]:
     finally:
         cluster.stop_all()
         if keep:
-            _log(f"kept {folder}")
+            log(f"kept {folder}")
         else:
             shutil.rmtree(folder, ignore_errors=True)
 
 
 def oracle(cases: Sequence[spec.Case], out: Path, *, keep: bool) -> None:
     with cluster_running(keep) as cluster:
-        _log(f"ports: slurmctld {cluster.ctld_port}, slurmdbd {cluster.dbd_port}, slurmd "
+        log(f"ports: slurmctld {cluster.ctld_port}, slurmdbd {cluster.dbd_port}, slurmd "
              f"{', '.join(map(str, cluster.node_ports))}; folder {cluster.folder}")  # fmt: skip
         cluster.write_conf(None)
         cluster.munge_started()
@@ -471,7 +450,7 @@ def oracle(cases: Sequence[spec.Case], out: Path, *, keep: bool) -> None:
         tree_built(cluster)
         cluster.ctld_started(clean=True)
         cluster.nodes_started()
-        _log("cluster up: " + cluster.run("sinfo", "-h", "-o", "%P %D %T").replace("\n", "; "))
+        log("cluster up: " + cluster.run("sinfo", "-h", "-o", "%P %D %T").replace("\n", "; "))
         usage_run(cluster)
         jobs = pending_submitted(cluster)
         for case in cases:
@@ -491,20 +470,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(known)}")
     cases = [known[name] for name in args.cases] if args.cases else list(spec.CASES)
-    signal.signal(signal.SIGALRM, _timed_out)
-    signal.signal(signal.SIGTERM, _interrupted)
-    signal.alarm(TIME_LIMIT)
-    started = time.monotonic()
-    try:
+
+    def work() -> str:
         packages_checked(args.install)
         oracle(cases, args.out, keep=args.keep)
-    except (OracleError, subprocess.SubprocessError, OSError) as exc:
-        print(f"slurm-oracle: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        signal.alarm(0)
-    _log(f"{len(cases)} cases captured into {args.out} in {time.monotonic() - started:.0f} s")
-    return 0
+        return f"{len(cases)} cases captured into {args.out}"
+
+    return guarded("slurm-oracle", TIME_LIMIT, work)
 
 
 if __name__ == "__main__":
