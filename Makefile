@@ -20,6 +20,7 @@ $(BIN)/.installed: requirements.txt
 ## cycles run beside it (run_cycle --loop stands for the Celery beat and worker).
 run: $(BIN)/.installed
 	$(BIN)/python manage.py migrate --no-input
+	$(BIN)/python manage.py createcachetable
 	$(BIN)/python manage.py demo
 	$(BIN)/python manage.py run_cycle --loop & cycles=$$!; \
 	trap 'kill $$cycles 2>/dev/null' EXIT INT TERM; \

@@ -272,6 +272,15 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_throttle": 1,
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The cache every web process shares (the API throttle's counts): CACHE_URL, else the broker's
+# Redis, else the database's table `django_cache` (`manage.py createcachetable`, run beside
+# migrate). Django's default, each process's own memory, let each worker count on its own.
+_CACHE_URL = env.str("CACHE_URL", default="") or (
+    CELERY_BROKER_URL
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+    else "dbcache://django_cache"
+)
+CACHES = {"default": env.cache_url_config(_CACHE_URL)}
 # Each minute the beat queues the cycle of every cluster whose scheduler_iteration slot has not
 # run (a cycle names its slot, so a duplicated tick or a retry finds it done); daily, it thins
 # the history.
@@ -313,8 +322,10 @@ if HISTORY_RETENTION_DAYS < 0:
     raise ImproperlyConfigured("HISTORY_RETENTION_DAYS must be 0 (keep everything) or more")
 
 # The REST API (docs/api.md): personal tokens (`Authorization: Bearer`) or the session; the
-# pages' access rules; JSON only, errors as {"error", "detail"}; each token (or login) throttled
-# to API_THROTTLE_RATE requests, counted per process (the default cache is per process).
+# pages' access rules; JSON only, errors as {"error", "detail"}; each person (every token and
+# the session together) throttled to API_THROTTLE_RATE requests, each address to
+# API_THROTTLE_ADDRESS_RATE, counted in the shared cache (CACHES) for every web process at once;
+# addresses as the login throttle reads them (NUM_PROXIES: X-Forwarded-For only behind proxies).
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "trees.api.authentication.BearerTokenAuthentication",
@@ -324,13 +335,22 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["trees.api.renderers.JsonRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_FILTER_BACKENDS": [],
-    "DEFAULT_THROTTLE_CLASSES": ["trees.api.throttles.TokenRateThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"api": env.str("API_THROTTLE_RATE", default="600/min")},
+    "DEFAULT_THROTTLE_CLASSES": [
+        "trees.api.throttles.PersonRateThrottle",
+        "trees.api.throttles.AddressRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "api": env.str("API_THROTTLE_RATE", default="600/min"),
+        "api-address": env.str("API_THROTTLE_ADDRESS_RATE", default="1800/min"),
+    },
+    "NUM_PROXIES": TRUSTED_PROXIES,
     "EXCEPTION_HANDLER": "trees.api.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "URL_FORMAT_OVERRIDE": None,  # `format` is /shares/' own parameter (sshare, pbsfs)
 }
 API_TOKEN_DAYS = env.int("API_TOKEN_DAYS", default=180)  # a new token's default lifetime
+# Tokens one person may hold at once (neither revoked nor expired); a new one past it is refused.
+API_TOKENS_PER_USER = env.int("API_TOKENS_PER_USER", default=10)
 # /metrics (Prometheus) answers a token with the `metrics` scope, or any request from these
 # addresses (a site's Prometheus server); METRICS_MAX_DEPTH bounds the nodes it lists (the
 # root is depth 0; users of a three-level tree are depth 3): each node is a series per gauge.

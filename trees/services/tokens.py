@@ -6,6 +6,7 @@ import hashlib
 import secrets
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -39,7 +40,9 @@ def api_token_create(
     now: datetime,
 ) -> tuple[ApiToken, str]:
     """A new token of the person's and the token itself, which is not stored: shown once.
-    Write and metrics scopes are for admins (what they open is theirs only)."""
+    Write and metrics scopes are for admins (what they open is theirs only); a person holds at
+    most API_TOKENS_PER_USER usable tokens (the throttle counts them together anyway: the cap
+    keeps the ones a leak could expose few)."""
     name = name.strip()
     errors = {}
     if not name or len(name) > 100:
@@ -53,15 +56,25 @@ def api_token_create(
     if errors:
         raise ValidationError(errors)
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    made = ApiToken.objects.create(
-        user=user,
-        name=name,
-        prefix=token[: len(TOKEN_PREFIX) + 6],
-        digest=token_digest(token),
-        scope=scope,
-        created_at=now,
-        expires_at=now + timedelta(days=days),
-    )
+    with transaction.atomic():
+        # The person's row locked: two tokens made at once are counted one after the other.
+        User.objects.select_for_update().get(pk=user.pk)
+        cap = settings.API_TOKENS_PER_USER
+        usable = ApiToken.objects.filter(user=user, revoked_at__isnull=True, expires_at__gt=now)
+        if usable.count() >= cap:
+            raise ValidationError(
+                f"You hold the most tokens one person may ({cap}): revoke one you no longer"
+                " use first."
+            )
+        made = ApiToken.objects.create(
+            user=user,
+            name=name,
+            prefix=token[: len(TOKEN_PREFIX) + 6],
+            digest=token_digest(token),
+            scope=scope,
+            created_at=now,
+            expires_at=now + timedelta(days=days),
+        )
     return made, token
 
 

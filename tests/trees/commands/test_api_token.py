@@ -76,3 +76,15 @@ def test_a_lifetime_out_of_bounds_is_named_by_its_option(run: Run) -> None:
     assert ran.status == 1
     assert ran.err.startswith("--expires-days: ")
     assert not ApiToken.objects.exists()
+
+
+def test_a_token_past_the_cap_is_exit_1_saying_why(run: Run, settings: Any) -> None:
+    settings.API_TOKENS_PER_USER = 1
+    login_made(BOB)
+    assert run("api_token", BOB).status == 0
+    ran = run("api_token", BOB)
+    assert ran.status == 1
+    assert ran.err == (
+        "You hold the most tokens one person may (1): revoke one you no longer use first.\n"
+    )
+    assert ApiToken.objects.filter(user__username=BOB).count() == 1

@@ -212,3 +212,24 @@ def test_an_admin_revokes_any_active_tokens_and_counts_only_those() -> None:
     assert api_tokens_revoke(tokens=ApiToken.objects.filter(user=bob), now=now) == 1
     with pytest.raises(TokenRefused, match="revoked"):
         api_token_authenticate(token=token, now=now)
+
+
+def test_a_person_holds_at_most_the_setting_s_tokens(settings: Any) -> None:
+    """Revoked and expired ones do not count: they open nothing."""
+    settings.API_TOKENS_PER_USER = 3
+    bob = login_made(BOB)
+    first, _ = made(bob)
+    made(bob)
+    api_token_create(
+        user=bob, name="old", days=1, scope=TokenScope.READ, now=NOW - timedelta(days=2)
+    )
+    made(bob)
+    with pytest.raises(ValidationError) as invalid:
+        made(bob)
+    assert invalid.value.messages == [
+        "You hold the most tokens one person may (3): revoke one you no longer use first."
+    ]
+    assert ApiToken.objects.filter(user=bob).count() == 4
+    assert made(login_made(CAROL))[0].user.username == CAROL  # another person's are theirs
+    api_token_revoke(user=bob, token_id=first.pk, now=NOW)
+    assert made(bob)[0].revoked_at is None

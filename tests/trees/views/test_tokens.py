@@ -216,3 +216,20 @@ def test_the_page_is_never_cached(client: Client) -> None:
     login(client, BOB)
     answer = create(client)
     assert "no-store" in answer["Cache-Control"]
+
+
+def test_a_token_past_the_cap_is_refused_on_the_page_saying_why(
+    client: Client, settings: Any
+) -> None:
+    settings.API_TOKENS_PER_USER = 2
+    bob = login(client, BOB)
+    assert create(client).status_code == 200
+    assert create(client).status_code == 200
+    refused = create(client)
+    assert refused.status_code == 400
+    text = html.unescape(refused.content.decode())
+    assert (
+        "You hold the most tokens one person may (2): revoke one you no longer use first." in text
+    )
+    assert not TOKEN.search(text)
+    assert ApiToken.objects.filter(user=bob).count() == 2

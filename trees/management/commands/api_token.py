@@ -60,6 +60,8 @@ class Command(FairshareCommand):
                 now=timezone.now(),
             )
         except ValidationError as invalid:
+            if not hasattr(invalid, "error_dict"):  # about the person, not an option: the cap
+                self.fail(" ".join(invalid.messages))
             for field, errors in invalid.message_dict.items():
                 for error in errors:
                     self.stderr.write(f"{OPTIONS.get(field, field)}: {error}")
