@@ -51,7 +51,12 @@ from trees.engine.formula import (
     evaluate_terms,
     term_texts,
 )
-from trees.engine.pbs import deserving_ranks, deserving_rows, fairshare_factors, key_rows
+from trees.engine.pbs import (
+    deserving_ranks,
+    deserving_ranks_of_tree,
+    fairshare_factors,
+    key_rows,
+)
 
 ULONG_MAX = 2**64 - 1
 INT_MIN = -(2**31)  # job_sort_formula_threshold when unset (fifo.cpp:2204)
@@ -163,7 +168,7 @@ class Entities:
 
     @classmethod
     def of_rows(cls, perc: Float64Array, tree_usage: Float64Array, rows: Float64Array) -> Entities:
-        """The entities of these numbers and deserving rows (pbs.deserving_rows)."""
+        """The entities of these numbers and deserving rows (pbs.key_rows)."""
         levels = (rows[:, 0::2] >= 0).sum(axis=1)  # a padded level's flag is -1
         last = np.maximum(levels - 1, 0)
         at = np.arange(len(rows))
@@ -172,12 +177,20 @@ class Entities:
             own = np.where(ended, -1.0, rows[at, 2 * last + 1])
         else:
             own = np.zeros(len(rows))
+        return cls.of_numbers(
+            perc, tree_usage, deserving_ranks(rows), np.where(levels > 0, own, math.nan)
+        )
+
+    @classmethod
+    def of_numbers(
+        cls, perc: Float64Array, tree_usage: Float64Array, ranks: Int64Array, own: Float64Array
+    ) -> Entities:
         with np.errstate(over="ignore"):  # a C float past its range is inf
             return cls(
                 np.asarray(perc, dtype=np.float64).astype(_F32),
                 np.asarray(tree_usage, dtype=np.float64).astype(_F32),
-                deserving_ranks(rows),
-                np.where(levels > 0, own, math.nan),
+                ranks,
+                own,
             )
 
     @classmethod
@@ -196,12 +209,18 @@ class Entities:
         """Every node of a tree (its parent's index, -1 for the root) and, in one row more
         (`outsider`), the entity of a job the tree lacks: no share, so after every entity with
         one, as PBS puts a job of an unknown entity."""
-        rows = deserving_rows(parent, perc, usage)
-        width = max(rows.shape[1], 2)
-        table = np.full((len(rows) + 1, width), -1.0)
-        table[: len(rows), : rows.shape[1]] = rows
-        table[len(rows), :2] = _ENDED_LEVEL
-        return cls.of_rows(np.append(perc, 0.0), np.append(tree_usage, 0.0), table)
+        if not len(parent):
+            return cls.of_numbers(np.zeros(1), np.zeros(1), np.ones(1, np.int64), np.full(1, -1.0))
+        # The outsider as a child of the root of perc 0, which ends its key at once.
+        root = int(np.flatnonzero(parent < 0)[0])
+        parent, perc = np.append(parent, root), np.append(perc, 0.0)
+        tree_usage, usage = np.append(tree_usage, 0.0), np.append(usage, 0.0)
+        order = deserving_ranks_of_tree(parent, perc, usage)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            own = np.where(order.ended, -1.0, usage / perc)
+        return cls.of_numbers(
+            perc, tree_usage, order.ranks, np.where(order.depth > 0, own, math.nan)
+        )
 
     def __len__(self) -> int:
         return len(self.deserving)

@@ -356,44 +356,110 @@ def _deserving_level(perc: float, usage: float) -> tuple[int, float]:
     return _ENDED if perc <= 0 else (0, usage / perc)
 
 
-def deserving_rows(
+def deserving_ranks_of_tree(
     parent: npt.NDArray[np.int64],
     perc: npt.NDArray[np.floating[Any]],
     usage: npt.NDArray[np.floating[Any]],
-) -> Float64Array:
-    """deserving_key of every node at once, each a row of numbers that sort as the keys do.
+    counted: npt.NDArray[np.bool_] | None = None,
+) -> DeservingOrder:
+    """Each node's rank in compare_path() order (pbsfs -c) by its root path's deserving_key:
+    1 plus the `counted` nodes (default: all) whose keys are smaller, so that equal keys share
+    a rank. `parent` holds each node's parent's index (-1 for the root); `perc` and `usage`
+    each node's fairshare_perc and usage.
 
-    `parent` holds each node's parent's index (-1 for the root); `perc` and `usage` each node's
-    fairshare_perc and usage. A level is two numbers, its flag and usage/perc (a double
-    division); a key that ends early is padded with -1, which in a flag's place sorts before
-    any level, as a shorter key sorts before the longer keys it begins. A node's row is its
-    parent's with its own level added, so the tree is done a depth at a time.
+    A key is its parent's with the node's own level added, so the keys form a tree of their
+    own (a trie): siblings of equal levels are one key, and a group of perc <= 0 ends the key
+    of everything below it. The trie is built a depth at a time, each level's new keys sorted
+    by their parent key then their level; its pre-order is the keys' order (a key before the
+    longer keys it begins). Nothing is built per path, so a chain of 5,000 groups costs as
+    much as 5,000 groups side by side, in memory, and a depth's numpy calls, in time.
     """
     size = len(parent)
-    depth = node_depths(parent)
-    deepest = int(depth.max()) if size else 0
-    rows = np.full((size, 2 * deepest), -1.0)
-    ended = np.zeros(size, dtype=bool)
-    order = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[order], np.arange(deepest + 2))
-    for level in range(1, deepest + 1):
-        nodes = order[bounds[level] : bounds[level + 1]]
-        above = parent[nodes]
-        rows[nodes] = rows[above]
-        ended[nodes] = ended[above]
-        going = nodes[~ended[nodes]]
+    key = np.zeros(size, dtype=np.int64)  # each node's key, an index into the trie's arrays
+    ended = np.zeros(size, dtype=np.bool_)
+    above: list[npt.NDArray[np.int64]] = [np.zeros(1, dtype=np.int64)]  # parent key, by depth
+    made = 1  # key 0 is the empty key, of the root
+    levels = tree_levels(parent)
+    for nodes in levels[1:]:
+        up = parent[nodes]
+        inherit = ended[up]
+        key[nodes[inherit]] = key[up[inherit]]
+        ended[nodes[inherit]] = True
+        going = nodes[~inherit]
         node_perc = perc[going].astype(np.float64)
         stops = node_perc <= 0
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = usage[going].astype(np.float64) / node_perc
-        rows[going, 2 * level - 2] = stops
-        rows[going, 2 * level - 1] = np.where(stops, 0.0, ratio)
+            ratio = np.where(stops, 0.0, usage[going].astype(np.float64) / node_perc)
+        owner = key[parent[going]]
+        order = np.lexsort((ratio, stops, owner))
+        owner, flag, ratio = owner[order], stops[order], ratio[order]
+        new = np.ones(len(going), dtype=np.bool_)
+        new[1:] = (owner[1:] != owner[:-1]) | (flag[1:] != flag[:-1]) | (ratio[1:] != ratio[:-1])
+        key[going[order]] = made + np.cumsum(new) - 1
         ended[going] = stops
-    return rows
+        above.append(owner[new])
+        made += int(new.sum())
+    weight = np.bincount(key if counted is None else key[counted], minlength=made)
+    # The counted nodes at each key and below it, the deepest keys first.
+    below = weight.copy()
+    firsts = np.cumsum([0, *map(len, above)])
+    for depth in range(len(above) - 1, 0, -1):
+        np.add.at(below, above[depth], below[firsts[depth] : firsts[depth + 1]])
+    # Before a key in pre-order: what is before its parent key, that key's own nodes, and the
+    # keys below each of its earlier siblings (a depth's keys are grouped by parent, in order).
+    before = np.zeros(made, dtype=np.int64)
+    for depth in range(1, len(above)):
+        keys = np.arange(firsts[depth], firsts[depth + 1])
+        owner = above[depth]
+        sums = np.cumsum(below[keys]) - below[keys]
+        group_start = np.ones(len(owner), dtype=np.bool_)
+        group_start[1:] = owner[1:] != owner[:-1]
+        start_sum = np.maximum.accumulate(np.where(group_start, np.arange(len(owner)), 0))
+        before[keys] = before[owner] + weight[owner] + sums - sums[start_sum]
+    depth_of = np.zeros(size, dtype=np.int64)
+    for depth, nodes in enumerate(levels):
+        depth_of[nodes] = depth
+    return DeservingOrder(before[key] + 1, ended, depth_of)
+
+
+@dataclass(frozen=True)
+class DeservingOrder:
+    """deserving_ranks_of_tree's answer, an entry per node."""
+
+    ranks: npt.NDArray[np.int64]
+    ended: npt.NDArray[np.bool_]  # its key ends at a level of perc <= 0 (its own or above)
+    depth: npt.NDArray[np.int64]  # the root's is 0
+
+
+def tree_levels(parent: npt.NDArray[np.int64]) -> list[npt.NDArray[np.int64]]:
+    """The nodes by depth from the roots (parent -1) down, a level at a time: no path is
+    followed node by node. A ValueError when some nodes are not below a root (a loop)."""
+    size = len(parent)
+    inner = np.flatnonzero(parent >= 0)
+    by_parent = inner[np.argsort(parent[inner], kind="stable")]
+    counts = np.bincount(parent[inner], minlength=size) if size else np.zeros(0, np.int64)
+    starts = np.cumsum(counts) - counts
+    level = np.flatnonzero(parent < 0)
+    levels, reached = [], 0
+    while len(level):
+        levels.append(level)
+        reached += len(level)
+        many = counts[level]
+        total = int(many.sum())
+        # The children of every node of the level: each one's run of by_parent, end to end.
+        offsets = np.cumsum(many) - many
+        places = np.arange(total) - np.repeat(offsets - starts[level], many)
+        level = by_parent[places]
+    if reached != size:
+        raise ValueError("the parents form a loop")
+    return levels
 
 
 def key_rows(keys: Sequence[tuple[tuple[int, float], ...]]) -> Float64Array:
-    """deserving_key tuples laid out as deserving_rows lays keys out."""
+    """deserving_key tuples as rows of numbers that sort as the keys do: a level is two
+    numbers, its flag and usage/perc; a key that ends early is padded with -1, which in a
+    flag's place sorts before any level, as a shorter key sorts before the longer keys it
+    begins. For a few entities' keys (a list of jobs); a whole tree is deserving_ranks_of_tree's."""
     width = 2 * max(map(len, keys), default=0)
     return np.array(
         [[number for level in key for number in level] + [-1.0] * (width - 2 * len(key))
@@ -403,7 +469,7 @@ def key_rows(keys: Sequence[tuple[tuple[int, float], ...]]) -> Float64Array:
 
 
 def deserving_ranks(rows: Float64Array) -> npt.NDArray[np.int64]:
-    """Each row's rank in compare_path() order (pbsfs -c), rows of deserving_rows: 1 for the
+    """Each row's rank in compare_path() order (pbsfs -c), rows of key_rows: 1 for the
     most deserving; equal rows share the rank of the first of them."""
     size, width = rows.shape
     if size == 0:
@@ -421,14 +487,9 @@ def deserving_ranks(rows: Float64Array) -> npt.NDArray[np.int64]:
 def node_depths(parent: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Each node's depth (the root's is 0), from its parent's index (-1 for the root)."""
     depth = np.zeros(len(parent), dtype=np.int64)
-    above = parent.copy()
-    for _ in range(len(parent)):  # a parent loop, which no tree has, cannot spin forever
-        climbing = above >= 0
-        if not climbing.any():
-            return depth
-        depth[climbing] += 1
-        above[climbing] = parent[above[climbing]]
-    raise ValueError("the parents form a loop")
+    for level, nodes in enumerate(tree_levels(parent)):
+        depth[nodes] = level
+    return depth
 
 
 def compare(pbs: PbsTree, metrics: PbsMetrics, a: int, b: int) -> int:

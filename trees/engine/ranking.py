@@ -8,7 +8,7 @@ from typing import NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
-from trees.engine.pbs import deserving_ranks, deserving_rows
+from trees.engine.pbs import deserving_ranks_of_tree
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,11 @@ def pbs_ranking(nodes: Sequence[RankedNode]) -> EntityRanking:
     parent = np.array([-1 if p is None else index[p] for p in parents.values()], dtype=np.int64)
     perc = np.array([node.fairshare_perc for node in nodes], dtype=np.float64)
     usage = np.array([node.usage for node in nodes], dtype=np.float64)
-    rows = deserving_rows(parent, perc, usage)[[index[entity] for entity in entities]]
-    ranks = dict(zip(entities, deserving_ranks(rows).tolist(), strict=True))
+    places = np.array([index[entity] for entity in entities], dtype=np.int64)
+    counted = np.zeros(len(nodes), dtype=np.bool_)
+    counted[places] = True
+    order = deserving_ranks_of_tree(parent, perc, usage, counted)
+    ranks = dict(zip(entities, order.ranks[places].tolist(), strict=True))
     return EntityRanking(ranks, len(entities), parents, {node.id: node.name for node in nodes})
 
 

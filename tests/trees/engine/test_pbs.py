@@ -23,7 +23,7 @@ from trees.engine.pbs import (
     compute,
     deserving_key,
     deserving_ranks,
-    deserving_rows,
+    deserving_ranks_of_tree,
     f32,
     fairshare_factors,
     is_valid_pbs_name,
@@ -783,24 +783,25 @@ def test_deserving_key_orders_entities_as_compare_does(case):
 
 
 @PROPERTY
-@given(cases(min_shares=-2))
-def test_deserving_rows_of_a_whole_tree_are_each_paths_deserving_key(case):
-    """Built a depth at a time from the parent's row, each node's row is its own root path's
-    key laid out as key_rows lays it (under groups of perc <= 0 too; the root's is empty), and
-    the ranks sort the rows as the keys sort: equal keys share the first place of them."""
+@given(cases(min_shares=-2), st.data())
+def test_deserving_ranks_of_a_whole_tree_sort_each_paths_deserving_key(case, data):
+    """Built a depth at a time from the parent's key, each node's rank is 1 plus the counted
+    nodes whose root path's key is smaller (under groups of perc <= 0 too; the root's key is
+    empty): equal keys share the first place of them. The rows of key_rows rank the same."""
     groups, records, unknown_shares = case
     pbs = PbsTree.build(groups, records, unknown_shares=unknown_shares)
     metrics = compute(pbs)
     parent = np.array([pbs.tree.parent[n] for n in range(len(pbs))], dtype=np.int64)
-    rows = deserving_rows(parent, metrics.fairshare_perc, metrics.usage)
+    counted = np.array(data.draw(st.lists(st.booleans(), min_size=len(pbs), max_size=len(pbs))))
+    order = deserving_ranks_of_tree(parent, metrics.fairshare_perc, metrics.usage, counted)
     keys = [deserving_key(levels(pbs, metrics, n)) if n != ROOT else () for n in range(len(pbs))]
-    expected = key_rows(keys)
-    width = expected.shape[1]  # keys ended under a group of perc <= 0 may not reach the deepest
-    assert rows[:, :width].tolist() == expected.tolist()
-    assert (rows[:, width:] == -1).all()
-    ranks = deserving_ranks(rows).tolist()
     for a in range(len(pbs)):
-        assert ranks[a] == 1 + sum(key < keys[a] for key in keys), pbs.name(a)
+        smaller = sum(key < keys[a] for n, key in enumerate(keys) if counted[n])
+        assert order.ranks[a] == 1 + smaller, pbs.name(a)
+        assert order.ended[a] == (bool(keys[a]) and keys[a][-1] == (1, 0.0))
+        assert order.depth[a] == len(pbs.gpath(a)) - (a != ROOT)
+    everyone = deserving_ranks_of_tree(parent, metrics.fairshare_perc, metrics.usage)
+    assert everyone.ranks.tolist() == deserving_ranks(key_rows(keys)).tolist()
 
 
 def test_deserving_ranks_of_no_rows_and_of_rows_without_levels() -> None:
