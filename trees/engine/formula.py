@@ -106,6 +106,9 @@ KNOWN_NAMES_SHOWN = 12
 # The Python dialect keeps ints, as PBS's eval does; `int ** int` could grow without bound, so a
 # power whose result would pass this many bits is an overflow (a float ends at 1024 bits).
 MAX_POWER_BITS = 4096
+# The same for `*` and lcm(): every int a formula makes stays under this many bits, so that its
+# `//`, `%`, gcd() or round() (quadratic in the size) stay well under a millisecond.
+MAX_INT_BITS = 4 * MAX_POWER_BITS
 
 Values = Mapping[str, float]
 Evaluator = Callable[[Values], float]
@@ -202,6 +205,35 @@ def _ceil(value: float) -> float:
     return float(math.ceil(value))
 
 
+def _product(a: float, b: float) -> float:
+    """Python's `*`, except that an int product past MAX_INT_BITS fails before it is built."""
+    if type(a) is int and type(b) is int and a.bit_length() + b.bit_length() > MAX_INT_BITS:
+        raise OverflowError("integer product too large")
+    return a * b
+
+
+def _lcm(*arguments: int) -> int:
+    """math.lcm(), except that a result past MAX_INT_BITS fails before it is built."""
+    result = math.lcm(*arguments[:1])
+    for argument in arguments[1:]:
+        divisor = math.gcd(result, argument)  # Python's TypeError for a float, as lcm() says
+        if divisor and (result // divisor).bit_length() + argument.bit_length() > MAX_INT_BITS:
+            raise OverflowError("integer lcm too large")
+        result = math.lcm(result, argument)
+    return result
+
+
+def _round(number: float, ndigits: int | None = None) -> float:
+    """Python's round(). Of an int, round(x, -k) divides by 10**k, which for a k of millions
+    takes seconds to build. With k past x's bit length b, 10**k > 2**(b+1) > 2*|x|: the answer
+    is the int 0, as round() gives it, without building the power."""
+    if ndigits is None:
+        return round(number)
+    if isinstance(number, int) and isinstance(ndigits, int) and ndigits < -number.bit_length():
+        return 0
+    return round(number, ndigits)
+
+
 _POW = MathFunction(
     math.pow, 2, 2, "a negative number to a fractional power, or 0 to a negative power"
 )
@@ -269,6 +301,7 @@ MATH_FUNCTIONS: Mapping[str, MathFunction] = MappingProxyType(
         **{name: MathFunction(getattr(math, name), 1, 1) for name in _MATH_UNARY},
         **{name: MathFunction(getattr(math, name), 2, 2) for name in _MATH_BINARY},
         **{name: MathFunction(getattr(math, name), 0, None) for name in _MATH_VARIADIC},
+        "lcm": MathFunction(_lcm, 0, None),
         "log": MathFunction(math.log, 1, 2),
     }
 )
@@ -279,7 +312,7 @@ BUILTIN_FUNCTIONS: Mapping[str, MathFunction] = MappingProxyType(
         "abs": MathFunction(abs, 1, 1),
         "min": MathFunction(min, 2, None),
         "max": MathFunction(max, 2, None),
-        "round": MathFunction(round, 1, 2),
+        "round": MathFunction(_round, 1, 2),
         "int": MathFunction(int, 1, 1),
         "float": MathFunction(float, 1, 1),
     }
@@ -720,7 +753,7 @@ _COMPARISONS: Mapping[type[ast.cmpop], Callable[[float, float], bool]] = {
 }
 
 _PYTHON_OPERATORS: Mapping[type[ast.operator], Callable[[float, float], float]] = {
-    ast.Mult: operator.mul,
+    ast.Mult: _product,
     ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
@@ -1054,7 +1087,8 @@ def _application(function: MathFunction, arguments: Sequence[Evaluator], text: s
 
 
 # The Python dialect's closures. They apply Python's own operators to the values as they are, so
-# results, ints and error texts are Python's; only `**` is guarded against runaway ints.
+# results, ints and error texts are Python's; only `**`, `*`, lcm() and round() are guarded
+# against runaway ints (_power, _product, _lcm, _round).
 
 
 def _python_error(error: Exception, text: str) -> FormulaValueError:

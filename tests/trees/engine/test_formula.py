@@ -9,10 +9,12 @@ import dataclasses
 import math
 import operator
 import pickle
+import tracemalloc
+from datetime import timedelta
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from trees.engine.formula import (
@@ -23,6 +25,7 @@ from trees.engine.formula import (
     MATH_CONSTANTS,
     MATH_FUNCTIONS,
     MAX_FORMULA_LENGTH,
+    MAX_INT_BITS,
     PBS_NUMERIC_RESOURCES,
     USAGE_RESOURCES,
     Column,
@@ -692,6 +695,67 @@ def test_overflow_to_inf_is_no_error_in_python():
     assert math.isnan(py_value("inf - inf", {}))
 
 
+def traced_peak(function):
+    """What `function()` gives, and the most memory it held at once, in bytes."""
+    tracemalloc.start()
+    try:
+        result = function()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("round(ncpus, -3000000)", {"ncpus": 4}),
+        ("round(-ncpus, -3000000)", {"ncpus": 5}),
+        ("round(2**4096, -(10**300))", {}),
+        ("round(walltime, -3000000)", {"walltime": 4.5}),
+    ],
+)
+def test_round_far_left_of_a_number_s_digits_is_zero_without_that_power_of_ten(text, values):
+    """Python's round(int, -k) builds 10**k first: round(ncpus, -100000000) in a job_sort_formula
+    held a worker for more than 20 s a job (3,000,000 digits: 1 s and 5.5 MB). Once 10**k is
+    past twice the number the answer is 0, as Python's own gives it."""
+    result, peak = traced_peak(lambda: py_value(text, values))
+    assert result == 0.0
+    assert peak < 64 * 1024
+
+
+@pytest.mark.parametrize(
+    "number", [0, 1, 4, 5, 6, 15, 25, 49, 50, 51, 99, 2**53 + 1, 10**20, -5, -15, -50, 2**64 - 1]
+)
+def test_round_of_an_int_is_python_s_at_every_ndigits(number):
+    for ndigits in range(-70, 3):
+        expected = round(number, ndigits)
+        assert py_value(f"round(ncpus, {ndigits})", {"ncpus": number}) == float(expected)
+    assert py_value("round(ncpus, 10**300)", {"ncpus": number}) == float(number)
+
+
+def test_an_int_product_past_max_int_bits_is_an_overflow():
+    """`**` was bounded, `*` was not: a chain of 2**4096 factors grew without limit, and the
+    `//` or gcd() of two such ints is quadratic in their size."""
+    factors = MAX_INT_BITS // 4096 + 1
+    caught = py_failure("*".join(["2**4096"] * factors), {})
+    assert caught.reason == "integer product too large"
+    kept = MAX_INT_BITS // 4096  # factors of 4,096 bits each: the product has just fewer bits
+    exact = "*".join(["2**4095"] * kept) + " // 2**4095" * (kept - 1) + " // 2**4090"
+    assert py_value(exact, {}) == 32.0
+    assert py_value("ncpus * 2.0**1000", {"ncpus": 2**1000}) == math.inf
+
+
+def test_an_lcm_past_max_int_bits_is_an_overflow():
+    coprime = ", ".join(f"2**4096 + {2 * k + 1}" for k in range(MAX_INT_BITS // 4096 + 1))
+    assert py_failure(f"lcm({coprime})", {}).reason == "integer lcm too large"
+    big = "2**4000*2**4000"
+    assert py_value(f"lcm({big}, {big}, {big}, {big}*3) // 2**4000 // 2**3999", {}) == 6.0
+    small = ("lcm()", "lcm(-4)", "lcm(4, 6, 10)", "lcm(0, 5)")
+    assert [py_value(text, {}) for text in small] == [1.0, 4.0, 60.0, 0.0]
+    caught = py_failure(f"lcm(4, {big}, 2.5)", {})
+    assert caught.reason == "'float' object cannot be interpreted as an integer"
+
+
 @pytest.mark.parametrize(
     ("text", "position", "fragment"),
     [
@@ -894,6 +958,71 @@ def test_random_text_in_python_dialect_raises_only_formula_errors(text):
     except FormulaValueError:
         return
     assert isinstance(result, float)
+
+
+# Calls of every function of the job_sort_formula dialect, and operators, on numbers that make
+# Python work for ever when nothing bounds them (round(ncpus, -100000000) took more than 20 s).
+FUZZ_NAMES = ("ncpus", "walltime", "mem")
+FUZZ_FUNCTIONS = {**BUILTIN_FUNCTIONS, **MATH_FUNCTIONS}
+FUZZ_BIG = "2**4095*2**4095*2**4095"  # 12,283 bits
+fuzz_leaves = (
+    st.sampled_from(["-100000000", "-(10**300)", "10**300", "2**4096", "-(2**4096)", "1e308",
+                     "-1e308", "5e-324", "inf", "nan", "True", "-0.0", FUZZ_BIG, *FUZZ_NAMES])
+    | st.integers(-(10**300), 10**300).map(lambda number: f"({number})")
+    | st.floats().map(lambda number: f"({number!r})")
+)  # fmt: skip
+fuzz_values = (
+    st.integers(-(2**1100), 2**1100)
+    | st.sampled_from([0, 1, -1, 2**1023, -(10**300)])
+    | st.floats()
+)
+
+
+def fuzz_calls(children):
+    """A call of one of the dialect's functions with as many arguments as it takes."""
+
+    def call(name):
+        function = FUZZ_FUNCTIONS[name]
+        most = function.min_args + 3 if function.max_args is None else function.max_args
+        arguments = st.lists(children, min_size=function.min_args, max_size=most)
+        return arguments.map(lambda listed: f"{name}({', '.join(listed)})")
+
+    return st.sampled_from(sorted(FUZZ_FUNCTIONS)).flatmap(call)
+
+
+fuzz_formulas = st.recursive(
+    fuzz_leaves,
+    lambda children: fuzz_calls(children)
+    | st.tuples(st.sampled_from(["+", "-", "*", "/", "//", "%", "**", "<", "and"]), children,
+                children).map(lambda op: f"({op[1]} {op[0]} {op[2]})"),
+    max_leaves=16,
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=timedelta(seconds=2))
+@given(fuzz_formulas, st.fixed_dictionaries({name: fuzz_values for name in FUZZ_NAMES}))
+@example("round(ncpus, -100000000)", {"ncpus": 4, "walltime": 0, "mem": 0})
+@example(
+    f"lcm({FUZZ_BIG} + 1, {FUZZ_BIG} - 1, ncpus)", {"ncpus": 2**1100 + 1, "walltime": 0, "mem": 0}
+)
+def test_calls_on_huge_numbers_end_soon_in_a_value_or_a_formula_value_error(text, values):
+    """Each evaluation holds little memory and ends well within the deadline (a few ms at worst
+    where round(ncpus, -100000000) took more than 20 s), as a value or a FormulaValueError."""
+    try:
+        formula = parse_formula(text, FUZZ_NAMES, python=True)
+    except FormulaError:  # too long, a literal past a double
+        return
+    tracemalloc.start()
+    try:
+        try:
+            result: float | None = formula.evaluate(values)
+        except FormulaValueError:
+            result = None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result is None or type(result) is float
+    assert peak < 1024 * 1024, text
 
 
 # --- the job_sort_formula over many jobs at once (evaluate_columns) ----------------------
