@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypedDict
 
-from django.db.models import Count, F, FloatField, Max, Min, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, F, FloatField, Max, Min, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import Cast, Coalesce
 from django_stubs_ext import WithAnnotations
 
@@ -471,19 +471,40 @@ class NodeThen:
     point: HistoryPoint
 
 
-def tree_at_get(*, cluster: Cluster, at: datetime) -> dict[int, NodeThen]:
-    """Each node that has history at or before `at`: its last point then, and its shares then
-    (the shares now, with the audited changes made since undone, newest first)."""
-    last = NodeHistory.objects.filter(node=OuterRef("node"), at__lte=at).order_by("-at")
-    rows = NodeHistory.objects.filter(
-        node__cluster=cluster, at=Subquery(last.values("at")[:1])
-    ).values_list(
+class HistoryNotKept(LookupError):
+    """A moment the cluster's kept history does not reach; the message says what it holds."""
+
+
+def history_cycle_get(*, cluster: Cluster, at: datetime, now: datetime) -> datetime:
+    """The moment of the cluster's last kept cycle at or before `at` (its ledger's (cluster,
+    at) index read backwards, one row); HistoryNotKept for a moment before the oldest one kept
+    or after `now`."""
+    kept = Cycle.objects.filter(cluster=cluster, history_kept=True)
+    found = None
+    if at <= now:
+        found = kept.filter(at__lte=at).order_by("-at").values_list("at", flat=True).first()
+    if found is not None:
+        return found
+    oldest = kept.order_by("at").values_list("at", flat=True).first()
+    if oldest is None:
+        raise HistoryNotKept(f"{cluster.name} has no cycle kept yet")
+    raise HistoryNotKept(f"from {oldest.isoformat()} (its oldest cycle kept) until now")
+
+
+def tree_at_get(
+    *, cluster: Cluster, at: datetime, cycle: datetime, ids: Sequence[int]
+) -> dict[int, NodeThen]:
+    """Of the nodes `ids`, each that the kept cycle at `cycle` (history_cycle_get's) wrote: its
+    point then, and its shares at `at` (the shares now, with the audited changes made since
+    undone). Three queries, each bounded by the number of ids: a cycle writes every node's row
+    once, found by the history's (node, at) key."""
+    rows = NodeHistory.objects.filter(node_id__in=ids, at=cycle).values_list(
         "node_id", "at", "usage", "fairshare_perc", "fairshare_tree_usage",
         "fairshare_factor", "level_fs", "fairshare_rank",
         "fs_target", "fs_running", "fs_running_count", "fs_history", "fs_rank",
     )  # fmt: skip
-    shares = dict(Node.objects.filter(cluster=cluster).values_list("id", "shares"))
-    undone = ShareChange.objects.filter(cluster=cluster, changed_at__gt=at, node__isnull=False)
+    shares = dict(Node.objects.filter(cluster=cluster, id__in=ids).values_list("id", "shares"))
+    undone = ShareChange.objects.filter(cluster=cluster, changed_at__gt=at, node_id__in=ids)
     for node_id, old in undone.order_by("-changed_at", "-id").values_list("node_id", "old_shares"):
         shares[node_id] = old
     found = {}

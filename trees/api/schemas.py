@@ -199,6 +199,8 @@ class NodeSerializer(s.Serializer):  # type: ignore[type-arg]
 class TreeSerializer(s.Serializer):  # type: ignore[type-arg]
     cluster = ClusterSerializer()
     nodes = NodeSerializer(many=True)
+    next = s.URLField(allow_null=True, help_text="the next page's address; null on the last")
+    previous = s.URLField(allow_null=True, help_text="the page before's; null on the first")
 
 
 class RecoverySerializer(s.Serializer):  # type: ignore[type-arg]
@@ -214,7 +216,10 @@ class NodeDetailSerializer(s.Serializer):  # type: ignore[type-arg]
     node = NodeSerializer()
     path = NodeSerializer(many=True, help_text="from the root down to the node")
     furthest_over_target = s.IntegerField(allow_null=True, help_text="the id of that level")
-    children = NodeSerializer(many=True)
+    children = NodeSerializer(many=True, help_text="a page of them, the largest target first")
+    children_count = s.IntegerField(help_text="its children in all")
+    children_next = s.URLField(allow_null=True, help_text="the children's next page; or null")
+    children_previous = s.URLField(allow_null=True, help_text="the page before; or null")
     recovery = RecoverySerializer(allow_null=True, help_text="PBS entities and groups")
 
 
@@ -519,7 +524,7 @@ def _group_example(pk: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
-ACCELERATOR_TREE_EXAMPLE = {  # ?q=vcs
+ACCELERATOR_TREE_EXAMPLE: dict[str, Any] = {  # ?q=vcs
     "cluster": {
         "name": "vov", "scheduler": "accelerator", "fairshare_usage_res": "ncpus*walltime",
         "fairshare_entity": "euser", "decay_interval": 86400.0, "decay_factor": 0.5,
@@ -531,6 +536,8 @@ ACCELERATOR_TREE_EXAMPLE = {  # ?q=vcs
         _group_example(pk) | {"children": {1: 1, 2: 2, 4: 2}.get(pk, 0), "opens": True}
         for pk in _GROUPS
     ],
+    "next": None,
+    "previous": None,
 }  # fmt: skip
 ACCELERATOR_DETAIL_EXAMPLE = {
     "cluster": "vov",
@@ -538,6 +545,9 @@ ACCELERATOR_DETAIL_EXAMPLE = {
     "path": [_group_example(pk) for pk in (1, 2, 4)],
     "furthest_over_target": None,
     "children": [_group_example(6), _group_example(7)],
+    "children_count": 2,
+    "children_next": None,
+    "children_previous": None,
     "recovery": None,
 }
 _HISTORY_NULLS = dict.fromkeys(

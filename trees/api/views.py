@@ -4,6 +4,7 @@ rules (trees.access), and answers it in the DESIGN §6 fields."""
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -15,11 +16,19 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schem
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from accounting.job_priority import JobPriority, job_priority_get, queue_get
 from accounting.models import JOB_STATES
 from accounting.priorities import QueuedJob
-from accounting.selectors import node_history_rows_get, node_jobs_get, tree_at_get, trends_get
+from accounting.selectors import (
+    HistoryNotKept,
+    history_cycle_get,
+    node_history_rows_get,
+    node_jobs_get,
+    tree_at_get,
+    trends_get,
+)
 from trees.access import Access, access_get, scheduler_user
 from trees.api import schemas
 from trees.api.base import ApiView, django_request
@@ -44,7 +53,7 @@ from trees.quantities import cluster_usage_unit
 from trees.selectors.audit import share_changes_get
 from trees.selectors.compare import pbs_compare_get, slurm_compare_get
 from trees.selectors.listings import cluster_listing_get, sshare_rows_get
-from trees.selectors.nodes import children_get, descendant_ids_get
+from trees.selectors.nodes import children_listed_get, descendant_ids_get
 from trees.selectors.pbs import tree_version_get
 from trees.selectors.standing import recovery_get
 from trees.selectors.tree_json import EVERY_LEVEL, tree_answer_get
@@ -55,16 +64,20 @@ from trees.views.lookup import cluster_or_404, node_view
 from trees.views.parameters import (
     HISTORY_RANGES,
     MAX_NAME,
+    NODE_CHILDREN_PAGE,
     BadParameter,
     choice_parameter,
     id_parameter,
     int_parameter,
+    page_or_404,
     text_parameter,
     time_parameter,
 )
 from trees.views.standing import person_standings
 
 MAX_DEPTH = 1000  # deeper than any tree a scheduler keeps
+TREE_PAGE = 10_000  # nodes a page of the tree answers at most: a 10,000-node tree in one
+MAX_PAGE = 10**6  # beyond any tree's last page; a bound so that an offset stays a number
 NOT_FOUND = {404: schemas.ErrorSerializer}
 ERRORS = {
     400: schemas.ErrorSerializer,
@@ -72,6 +85,11 @@ ERRORS = {
     403: schemas.ErrorSerializer,
     404: schemas.ErrorSerializer,
 }
+
+
+def _whole(low: int, high: int) -> dict[str, Any]:
+    """The schema of a whole-number parameter from `low` to `high`."""
+    return {"type": "integer", "minimum": low, "maximum": high}
 
 
 class PageOf(CursorPagination):
@@ -130,8 +148,11 @@ class ClusterTree(ApiView):
     cluster's scheduler are null; Accelerator groups carry their FS_* fields under
     `accelerator`. `node` answers that node's subtree, `depth` stops at that depth (the root
     is 0), `q` finds the nodes whose name contains it (with their ancestors), `at` answers
-    from history: each node's numbers as the last cycle before that time left them, with its
-    shares then (Accelerator: the FS_* fields the history keeps, the others null)."""
+    from history: each node's numbers as the last cycle kept at or before that time left them,
+    with its shares then (Accelerator: the FS_* fields the history keeps, the others null); a
+    time before the oldest cycle kept, or to come, is a 400. A page holds `page_size` nodes at
+    most (default and most: 10,000); `next` and `previous` are the addresses of the pages
+    beside it, null at either end."""
 
     @extend_schema(
         parameters=[
@@ -139,7 +160,16 @@ class ClusterTree(ApiView):
             OpenApiParameter("depth", int, description="the deepest depth listed (root: 0)"),
             OpenApiParameter("q", str, description="nodes whose name contains it, case aside"),
             OpenApiParameter(
-                "at", OpenApiTypes.DATETIME, description="an ISO 8601 time: the tree as it stood"
+                "at", OpenApiTypes.DATETIME,
+                description="an ISO 8601 time: the tree as the last cycle kept at or before it"
+                " left it; between the oldest cycle kept and now",
+            ),
+            OpenApiParameter(
+                "page", _whole(1, MAX_PAGE), description="the page, from 1 (default 1)"
+            ),
+            OpenApiParameter(
+                "page_size", _whole(1, TREE_PAGE),
+                description=f"nodes a page, 1 to {TREE_PAGE:,} (the default)",
             ),
         ],
         responses={200: schemas.TreeSerializer, **ERRORS},
@@ -158,6 +188,9 @@ class ClusterTree(ApiView):
         top_id = id_parameter(page_request, "node")
         depth = int_parameter(page_request, "depth", MAX_DEPTH, 0, MAX_DEPTH)
         at = time_parameter(page_request, "at")
+        number = int_parameter(page_request, "page", 1, 1, MAX_PAGE)
+        size = int_parameter(page_request, "page_size", TREE_PAGE, 1, TREE_PAGE)
+        cycle = None if at is None else _kept_cycle(cluster, at)
         policy = cluster_document(cluster)
         # Sets sorted: equal sets may list in another order in another web process.
         seen = [
@@ -169,22 +202,45 @@ class ClusterTree(ApiView):
             try:
                 answer = tree_answer_get(
                     cluster=cluster, access=access, text=text, top_id=top_id,
-                    levels=EVERY_LEVEL, max_depth=depth,
+                    levels=EVERY_LEVEL, max_depth=depth, start=(number - 1) * size, limit=size,
                 )  # fmt: skip
             except Node.DoesNotExist as exc:
                 raise Http404("no such node") from exc
-            if at is not None:
-                nodes = _then(cluster, answer.documents or _decoded(answer.listed), at)
-                return _json({"cluster": policy, "nodes": nodes})
+            beside = _pages_beside(request, number, answer.more)
+            if at is not None and cycle is not None:
+                documents = answer.documents or _decoded(answer.listed)
+                nodes = _then(cluster, documents, at, cycle)
+                return _json({"cluster": policy, "nodes": nodes, **beside})
             if answer.listed is not None:
                 head = orjson.dumps(policy).decode()
-                body = f'{{"cluster":{head},"nodes":[{",".join(answer.listed)}]}}'
+                tail = orjson.dumps(beside).decode()[1:]
+                body = f'{{"cluster":{head},"nodes":[{",".join(answer.listed)}],{tail}'
                 return HttpResponse(body.encode(), content_type="application/json")
-            return _json({"cluster": policy, "nodes": answer.documents})
+            return _json({"cluster": policy, "nodes": answer.documents, **beside})
 
         if at is not None:
             return build()  # history is thinned by its roll-up: no cheaper tag than the content
         return self.conditional(request, parts, build)
+
+
+def _kept_cycle(cluster: Cluster, at: datetime) -> datetime:
+    """The kept cycle `at` reads; a 400 saying what the history holds when there is none."""
+    try:
+        return history_cycle_get(cluster=cluster, at=at, now=timezone.now())
+    except HistoryNotKept as exc:
+        raise BadParameter("at", f"must be a time the history holds: {exc}") from exc
+
+
+def _pages_beside(request: Request, number: int, more: bool) -> dict[str, str | None]:
+    """The addresses of the pages before and after page `number` (null at either end)."""
+    here = request.build_absolute_uri()
+    before = None
+    if number == 2:
+        before = remove_query_param(here, "page")
+    elif number > 2:
+        before = replace_query_param(here, "page", number - 1)
+    return {"next": replace_query_param(here, "page", number + 1) if more else None,
+            "previous": before}  # fmt: skip
 
 
 def _json(document: object) -> HttpResponse:
@@ -199,9 +255,12 @@ THEN = ("usage", "fairshare_perc", "fairshare_tree_usage", "usage_perc", "fairsh
 ACCELERATOR_THEN = ("usage", "fairshare_perc")  # the PBS numbers stay null
 
 
-def _then(cluster: Cluster, documents: list[dict[str, Any]], at: Any) -> list[dict[str, Any]]:
-    """The documents with each node's numbers at `at`; nodes without history then left out."""
-    then = tree_at_get(cluster=cluster, at=at)
+def _then(
+    cluster: Cluster, documents: list[dict[str, Any]], at: datetime, cycle: datetime
+) -> list[dict[str, Any]]:
+    """The documents with each node's numbers at the kept `cycle` and its shares at `at`;
+    nodes that cycle did not write (made since) left out."""
+    then = tree_at_get(cluster=cluster, at=at, cycle=cycle, ids=[doc["id"] for doc in documents])
     slurm = cluster.scheduler == Scheduler.SLURM
     accelerator = cluster.scheduler == Scheduler.ACCELERATOR
     answered = []
@@ -235,9 +294,21 @@ class NodeDetail(ApiView):
     children as far as the person sees them, and on PBS the recovery projection: its factor
     at each coming decay if its entities run nothing more. Accelerator ranks each group by its
     own distance from its target, not by its path: no level pulls it down, and it has no
-    decay to recover by (`furthest_over_target` and `recovery` are null)."""
+    decay to recover by (`furthest_over_target` and `recovery` are null). The children come
+    a page at a time, the largest target share first: `page_size` of them (at most and by
+    default 1,000), `children_count` in all, `children_next` and `children_previous` the
+    addresses of the pages beside (null at either end)."""
 
     @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "page", _whole(1, MAX_PAGE), description="the children's page, from 1 (default 1)"
+            ),
+            OpenApiParameter(
+                "page_size", _whole(1, NODE_CHILDREN_PAGE),
+                description=f"children a page, 1 to {NODE_CHILDREN_PAGE:,} (the default)",
+            ),
+        ],
         responses={200: schemas.NodeDetailSerializer, **ERRORS},
         examples=[
             OpenApiExample(
@@ -252,7 +323,10 @@ class NodeDetail(ApiView):
         slurm = cluster.scheduler == Scheduler.SLURM
         accelerator = cluster.scheduler == Scheduler.ACCELERATOR
         culprit = None if accelerator else furthest_over_target(path, slurm)
-        children = [child for child in children_get(node=node) if access.sees([*at.ids, child.pk])]
+        page_request = django_request(request)
+        size = int_parameter(page_request, "page_size", NODE_CHILDREN_PAGE, 1, NODE_CHILDREN_PAGE)
+        page = page_or_404(page_request, children_listed_get(node=node), size)
+        children = [child for child in page if access.sees([*at.ids, child.pk])]
         recovery = None
         if cluster.scheduler == Scheduler.PBS and access.reads(at.ids):
             try:
@@ -269,6 +343,11 @@ class NodeDetail(ApiView):
                 "path": documents,
                 "furthest_over_target": culprit.pk if isinstance(culprit, Node) else None,
                 "children": child_documents(cluster, node, len(path) - 1, children),
+                "children_count": page.paginator.count,
+                **{
+                    f"children_{side}": link
+                    for side, link in _pages_beside(request, page.number, page.has_next()).items()
+                },
                 "recovery": recovery,
             }
         )

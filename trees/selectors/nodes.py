@@ -211,7 +211,13 @@ def nodes_in_bulk_get(*, ids: Sequence[int]) -> dict[int, Node]:
 
 def children_get(*, node: Node) -> list[Node]:
     """The node's children, the largest target share first."""
-    return list(node.children.order_by("-fairshare_perc", "name"))
+    return list(children_listed_get(node=node))
+
+
+def children_listed_get(*, node: Node) -> QuerySet[Node]:
+    """The node's children, the largest target share first, to read a page at a time (the id
+    last: an order no two children share, so that pages neither repeat nor skip one)."""
+    return node.children.order_by("-fairshare_perc", "name", "id")
 
 
 def defined_children_get(*, node: Node) -> list[Node]:

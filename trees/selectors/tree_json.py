@@ -17,12 +17,19 @@ EVERY_LEVEL = 10**6  # deeper than any tree
 
 
 def tree_json_documents_get(
-    *, cluster: Cluster, top: int | None, levels: int, max_depth: int | None = None
+    *,
+    cluster: Cluster,
+    top: int | None,
+    levels: int,
+    max_depth: int | None = None,
+    start: int = 0,
+    limit: int | None = None,
 ) -> list[str] | None:
     """What subtree_get finds, as tree.json documents for whole-tree readers (JSON texts, from
-    the cluster's TreeJsonRow rows), no deeper than `max_depth` (the root is depth 0); None
-    when those are not of the tree as stored (their task has not run since the last store) or
-    hold no node `top` (default: the root). Two queries."""
+    the cluster's TreeJsonRow rows), no deeper than `max_depth` (the root is depth 0), from
+    the `start`th on and `limit` at most; None when those are not of the tree as stored (their
+    task has not run since the last store) or hold no node `top` (default: the root). Two
+    queries."""
     if not cluster.tree_json_current:
         return None
     listed = TreeJsonRow.objects.filter(cluster=cluster)
@@ -32,11 +39,12 @@ def tree_json_documents_get(
         return None
     place, last, depth = found
     deepest = depth + levels if max_depth is None else min(depth + levels, max_depth)
-    return list(
+    rows = (
         TreeJsonRow.objects.filter(cluster=cluster, place__range=(place, last), depth__lte=deepest)
         .order_by("place")
         .values_list("document", flat=True)
     )
+    return list(rows[start:] if limit is None else rows[start : start + limit])
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,7 @@ class TreeAnswer:
 
     listed: list[str] | None
     documents: list[dict[str, Any]]
+    more: bool = False  # a limit left nodes out after these
 
 
 def tree_answer_get(
@@ -56,23 +65,30 @@ def tree_answer_get(
     top_id: int | None,
     levels: int,
     max_depth: int | None = None,
+    start: int = 0,
+    limit: int | None = None,
 ) -> TreeAnswer:
     """A node (`top_id`, default: the root) and its descendants `levels` deep, or the nodes
     whose name contains `text` with their ancestors; none deeper than `max_depth`; as far as
-    the person may see them, each with its number of children, to open on demand.
-    Node.DoesNotExist: no node `top_id` that they may see."""
+    the person may see them, each with its number of children, to open on demand; in tree
+    order, from the `start`th on and `limit` at most. Node.DoesNotExist: no node `top_id`
+    that they may see."""
+    beyond = None if limit is None else limit + 1  # one more says whether more follow
     if access.whole_tree and text is None:  # the listing of the tree as stored
         listed = tree_json_documents_get(
-            cluster=cluster, top=top_id, levels=levels, max_depth=max_depth
-        )
+            cluster=cluster, top=top_id, levels=levels, max_depth=max_depth, start=start,
+            limit=beyond,
+        )  # fmt: skip
         if listed is not None:
-            return TreeAnswer(listed, [])
+            return TreeAnswer(listed[:limit], [], len(listed) > len(listed[:limit]))
     if text is not None:
         subtree = nodes_named_get(cluster=cluster, text=text, among=visible_ids_get(access=access))
     else:
         top = cluster_node_get(cluster=cluster, node_id=top_id) if top_id else None
         subtree = subtree_get(cluster=cluster, top=top, levels=levels)
-    return TreeAnswer(None, _documents(cluster, access, subtree, text is not None, max_depth))
+    documents = _documents(cluster, access, subtree, text is not None, max_depth)
+    shown = documents[start:] if beyond is None else documents[start : start + beyond]
+    return TreeAnswer(None, shown[:limit], len(shown) > len(shown[:limit]))
 
 
 def _documents(

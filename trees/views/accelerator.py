@@ -29,9 +29,9 @@ from trees.explanations import (
 )
 from trees.selectors.accelerator import preempt_rules_get
 from trees.selectors.accelerator_standing import group_standings_get
-from trees.selectors.nodes import children_get, node_names_get
+from trees.selectors.nodes import children_listed_get, node_names_get
 from trees.views.lookup import NodeView
-from trees.views.parameters import HISTORY_RANGES
+from trees.views.parameters import CHILDREN_PAGE, HISTORY_RANGES, page_or_404
 
 VICTIMS_SHOWN = 12  # running jobs named in a rule's row; the rest are counted
 _GROUP_NAME = re.compile(r"/[^\s,()'\"]*")  # a group's path as the engine's sentences write it
@@ -54,10 +54,9 @@ class PreemptionRow:
 def group_page(request: HttpRequest, at: NodeView) -> HttpResponse:
     """The node page of an Accelerator cluster (node_page's, once node_view has checked)."""
     cluster, node, path, access, ids = at.cluster, at.node, at.path, at.access, at.ids
+    page = page_or_404(request, children_listed_get(node=node), CHILDREN_PAGE)
     children = [
-        (child, access.opens([*ids, child.pk]))
-        for child in children_get(node=node)
-        if access.sees([*ids, child.pk])
+        (child, access.opens([*ids, child.pk])) for child in page if access.sees([*ids, child.pk])
     ]
     standing = group_standings_get(cluster=cluster, ids=[node.pk])[0]
     reads = access.reads(ids)
@@ -72,6 +71,7 @@ def group_page(request: HttpRequest, at: NodeView) -> HttpResponse:
             "node": node,
             "path": path,
             "children": children,
+            "page": page,
             "said": {
                 "target": fs_target_sentence(standing),
                 "running": fs_running_sentence(standing),

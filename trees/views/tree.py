@@ -29,7 +29,7 @@ from trees.quantities import cluster_usage_unit
 from trees.selectors.listings import cluster_listing_get
 from trees.selectors.nodes import (
     ancestor_ids_get,
-    children_get,
+    children_listed_get,
     node_names_get,
     siblings_named_get,
 )
@@ -41,12 +41,14 @@ from trees.views.documents import document_response, listing_response
 from trees.views.lookup import cluster_or_404, node_view
 from trees.views.parameters import (
     HISTORY_RANGES,
+    CHILDREN_PAGE,
     MAX_LEVELS,
     MAX_NAME,
     choice_parameter,
     id_parameter,
     int_parameter,
     text_parameter,
+    page_or_404,
 )
 
 
@@ -131,11 +133,10 @@ def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
     if at.cluster.scheduler == Scheduler.ACCELERATOR:
         return group_page(request, at)
     cluster, node, path, access, ids = at.cluster, at.node, at.path, at.access, at.ids
-    children = children_get(node=node)
+    # A page at a time: a group of 200,000 users is a page of 100, not a 1 MB table.
+    page = page_or_404(request, children_listed_get(node=node), CHILDREN_PAGE)
     rows = [
-        (child, access.opens([*ids, child.pk]))
-        for child in children
-        if access.sees([*ids, child.pk])
+        (child, access.opens([*ids, child.pk])) for child in page if access.sees([*ids, child.pk])
     ]
     slurm = cluster.scheduler == Scheduler.SLURM
     culprit = furthest_over_target(path, slurm)
@@ -149,8 +150,9 @@ def node_page(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
             "node": node,
             "path": [(step, step is culprit) for step in path],
             "children": rows,
-            "group": bool(children),
-            "jobs": recent_jobs_get(node=node) if reads and not children else [],
+            "page": page,
+            "group": page.paginator.count > 0,
+            "jobs": recent_jobs_get(node=node) if reads and not page.paginator.count else [],
             "now": timezone.now(),
             "reads": reads,
             "manages": access.manages(ids),

@@ -162,7 +162,8 @@ def test_the_tree_at_a_time_has_the_fs_fields_the_history_keeps(
     assert fs(now["/class/vcs.u1"], "FS_TARGET", "FS_RUNNING", "FS_RUNNING_COUNT", "FS_HISTORY",
               "FS_RANK", "FS_RANK9") == (2500, 1875, 3, 1875, -1, 9_999_999)  # fmt: skip
     assert fs(now["/class/vcs.u5"], "FS_RANK", "FS_RANK9") == (0, 0)
-    assert tree_nodes(client, "vov", at=(NOW - timedelta(hours=1)).isoformat()) == []
+    long_before = client.get(TREE.format("vov"), {"at": (NOW - timedelta(hours=1)).isoformat()})
+    assert (long_before.status_code, long_before.json()["parameter"]) == (400, "at")
 
 
 def test_a_tree_answer_gets_a_304_until_a_cycle_or_a_setting_changes_it(
@@ -260,6 +261,7 @@ def test_the_schema_s_examples_are_the_api_s_answers(client: Client, vov: Cluste
         "path": [renumbered(doc) for doc in detail["path"]],
         "furthest_over_target": detail["furthest_over_target"],
         "children": [renumbered(doc) for doc in detail["children"]],
+        **{key: detail[key] for key in ("children_count", "children_next", "children_previous")},
         "recovery": detail["recovery"],
     } == ACCELERATOR_DETAIL_EXAMPLE
     history = ok(client.get(f"/api/nodes/{group('/class/vcs.u1').pk}/history/"))

@@ -13,7 +13,7 @@ import hashlib
 import itertools
 import re
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from io import StringIO
 from typing import Any
 
@@ -22,13 +22,16 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from accounting.models import Job, NodeHistory
+from accounting.models import Cycle, Job, NodeHistory
+from accounting.services.history import history_write
 from tests.cast import login, login_made, member_made, node
 from tests.conftest import EXAMPLES, examples_or_skip
-from tests.trees.views.test_tree import pbsfs_g_captured
+from tests.trees.views.test_tree import children_made, pbsfs_g_captured
 from trees.engine.edit import ChildEdit
 from trees.engine.pbs import compare as pbs_compare
 from trees.engine.pbs import compute as pbs_compute
@@ -39,6 +42,7 @@ from trees.selectors.compare import pbs_compare_get
 from trees.selectors.pbs import pbs_tree_get, tree_version_get
 from trees.services.tokens import api_token_create
 from trees.services.tree_edit import tree_edit
+from trees.views.parameters import NODE_CHILDREN_PAGE
 
 pytestmark = pytest.mark.django_db
 
@@ -283,8 +287,11 @@ def test_unknown_clusters_and_nodes_are_a_404_in_json(client: Client) -> None:
 
 
 def history_written(name: str, at: datetime, usage: float, factor: float) -> None:
+    """A node's point at a kept cycle of the white paper's tree (its ledger row made once)."""
+    entry = node("whitepaper", name)
+    Cycle.objects.get_or_create(cluster=entry.cluster, at=at, defaults={"started_at": at})
     NodeHistory.objects.create(
-        node=node("whitepaper", name),
+        node=entry,
         at=at,
         usage=usage,
         fairshare_perc=0.125,  # a float32 exactly, as the history keeps it
@@ -319,10 +326,74 @@ def test_the_tree_at_a_time_is_each_node_s_last_cycle_then_with_its_shares_then(
     assert [(doc["as_of"], doc["usage"], doc["shares"]) for doc in later] == [
         (second.isoformat(), 160.0, 75), (second.isoformat(), 80.0, 10),
     ]  # fmt: skip
-    after_edit = tree_nodes(client, "whitepaper", at=(now + timedelta(hours=1)).isoformat())
+    after_edit = tree_nodes(client, "whitepaper", at=timezone.now().isoformat())
     assert after_edit[1]["shares"] == 30
-    before_all = tree_nodes(client, "whitepaper", at=(first - timedelta(hours=1)).isoformat())
-    assert before_all == []
+
+
+@pytest.mark.usefixtures("samples")
+def test_the_tree_at_a_time_outside_the_history_kept_is_a_400_saying_what_is_kept(
+    client: Client,
+) -> None:
+    login(client, "ann", staff=True)
+    url = TREE.format("whitepaper")
+    assert client.get(url, {"at": timezone.now().isoformat()}).json()["detail"] == (
+        "at must be a time the history holds: whitepaper has no cycle kept yet"
+    )
+    first = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+    history_written("L5", first, 50.0, 0.7)
+    history_written("L5", first + timedelta(days=1), 60.0, 0.6)
+    for at, detail in (
+        (first - timedelta(seconds=1), "at must be a time the history holds: from"
+         " 2026-11-20T12:00:00+00:00 (its oldest cycle kept) until now"),
+        (datetime(9999, 12, 31, 9, 59, 59, tzinfo=UTC), "at must be a time the history holds:"
+         " from 2026-11-20T12:00:00+00:00 (its oldest cycle kept) until now"),
+    ):  # fmt: skip
+        response = client.get(url, {"at": at.isoformat()})
+        assert (response.status_code, response.json()) == (
+            400,
+            {"error": "the request is not one this endpoint reads", "detail": detail,
+             "parameter": "at"},
+        )  # fmt: skip
+    assert [doc["as_of"] for doc in tree_nodes(client, "whitepaper", at=first.isoformat())] == [
+        first.isoformat()
+    ]
+
+
+def history_cycles_written(cluster: Cluster, first: datetime, cycles: int) -> None:
+    """`cycles` kept cycles of the whole tree, an hour apart from `first`, as cycles write them."""
+    for number in range(cycles):
+        at = first + timedelta(hours=number)
+        Cycle.objects.create(cluster=cluster, at=at, started_at=at)
+        history_write(cluster, at)
+
+
+@pytest.mark.usefixtures("samples")
+def test_the_tree_at_a_time_reads_one_kept_cycle_in_queries_the_history_s_size_does_not_move(
+    client: Client,
+) -> None:
+    login(client, "ann", staff=True)
+    cluster = Cluster.objects.get(name="whitepaper")
+    first = timezone.now() - timedelta(days=30)
+    history_cycles_written(cluster, first, 3)
+    at = (first + timedelta(hours=1, minutes=30)).isoformat()
+
+    def asked() -> tuple[int, list[str]]:
+        with CaptureQueriesContext(connection) as queries:
+            nodes = tree_nodes(client, "whitepaper", at=at)
+        assert {doc["as_of"] for doc in nodes} == {(first + timedelta(hours=1)).isoformat()}
+        assert len(nodes) == Node.objects.filter(cluster=cluster).count()
+        history = NodeHistory._meta.db_table
+        # The throttle's counters in the cache table are the throttle's, not the tree's.
+        read = [q["sql"] for q in queries if not re.search("django_cache|SAVEPOINT", q["sql"])]
+        return len(read), [sql for sql in read if history in sql]
+
+    few, read = asked()
+    # One read of the history: one cycle's rows, not each node's last row found by a subquery
+    # over all of its rows.
+    assert len(read) == 1
+    assert read[0].upper().count("SELECT") == 1
+    history_cycles_written(cluster, first + timedelta(hours=3), 40)
+    assert asked()[0] == few
 
 
 # --- ETags ------------------------------------------------------------------------------------
@@ -406,6 +477,62 @@ def test_if_none_match_uses_the_weak_comparison(client: Client) -> None:
     tree_tag = client.get(TREE.format("forum"))["ETag"]  # tagged by what it depends on
     weak = client.get(TREE.format("forum"), headers={"If-None-Match": "W/" + tree_tag})
     assert (weak.status_code, weak["ETag"]) == (304, tree_tag)
+
+
+def tree_pages(client: Client, url: str) -> Iterator[dict[str, Any]]:
+    """Every page of a tree answer, following `next`; each page's `previous` checked."""
+    previous = None
+    while url:
+        page = ok(client.get(url))
+        assert page["previous"] == previous
+        yield page
+        previous, url = url, page["next"]
+
+
+@pytest.mark.usefixtures("samples")
+@pytest.mark.parametrize("listing", [True, False])
+def test_a_tree_answers_a_page_of_nodes_at_most_and_the_pages_give_every_node_once(
+    client: Client, listing: bool
+) -> None:
+    login(client, "ann", staff=True)
+    if not listing:  # the answer built from the nodes, as until the listing's task has run
+        Cluster.objects.filter(name="whitepaper").update(tree_json_at=None)
+    whole = ok(client.get(TREE.format("whitepaper")))
+    assert (names(whole["nodes"]), whole["next"], whole["previous"]) == (WHITEPAPER, None, None)
+    base = f"http://testserver{TREE.format('whitepaper')}"
+    pages = list(tree_pages(client, f"{base}?depth=2&page_size=5"))
+    assert [len(page["nodes"]) for page in pages] == [5, 5, 2]
+    every = [doc for page in pages for doc in page["nodes"]]
+    assert every == tree_nodes(client, "whitepaper", depth="2")
+    assert pages[1]["next"] == f"{base}?depth=2&page=3&page_size=5"
+    at = timezone.now()
+    history_cycles_written(Cluster.objects.get(name="whitepaper"), at - timedelta(hours=1), 1)
+    then = ok(client.get(TREE.format("whitepaper"), {"at": at.isoformat(), "page_size": "3"}))
+    assert names(then["nodes"]) == WHITEPAPER[:3]
+    assert then["next"] is not None
+    for query in ("page_size=0", "page_size=10001", "page=0"):
+        response = client.get(f"{TREE.format('whitepaper')}?{query}")
+        assert (response.status_code, response.json()["parameter"]) == (400, query.split("=")[0])
+
+
+@pytest.mark.usefixtures("samples")
+def test_a_node_s_children_come_a_page_at_a_time_with_their_count(client: Client) -> None:
+    login(client, "ann", staff=True)
+    every = children_made("whitepaper", "B4", NODE_CHILDREN_PAGE + 5)
+    url = f"/api/nodes/{node('whitepaper', 'B4').pk}/"
+    first = ok(client.get(url))
+    assert [doc["name"] for doc in first["children"]] == every[:NODE_CHILDREN_PAGE]
+    assert (first["children_count"], first["children_previous"]) == (len(every), None)
+    assert first["children_next"] == f"http://testserver{url}?page=2"
+    second = ok(client.get(first["children_next"]))
+    assert [doc["name"] for doc in second["children"]] == every[NODE_CHILDREN_PAGE:]
+    assert (second["children_next"], second["children_previous"]) == (
+        None, f"http://testserver{url}",
+    )  # fmt: skip
+    small = ok(client.get(url, {"page_size": "2", "page": "3"}))
+    assert [doc["name"] for doc in small["children"]] == every[4:6]
+    assert client.get(url, {"page": "99"}).status_code == 404
+    assert client.get(url, {"page_size": "1001"}).status_code == 400
 
 
 # --- a node -----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from tests.conftest import EXAMPLES, examples_or_skip
 from trees.models import Cluster, Membership, Node, Role
 from trees.selectors.pbs import pbs_state_get
 from trees.services.pbs import resource_group_import
+from trees.views.parameters import CHILDREN_PAGE
 
 pytestmark = pytest.mark.django_db
 
@@ -475,3 +476,48 @@ def test_a_slurm_user_s_place_counts_from_1st_as_on_the_standing_pages(client: C
             "Shares", "Target %", "Usage (TRES-seconds)", "NormShares", "EffectvUsage",
             "Level FS", "FairShare",
         ]  # fmt: skip
+
+
+def children_made(cluster: str, parent: str, how_many: int) -> list[str]:
+    """`how_many` users under the group, named to list after its own children (no target
+    share yet, then by name); every child's name in the page's order."""
+    group = node(cluster, parent)
+    Node.objects.bulk_create(
+        Node(
+            cluster=group.cluster,
+            parent=group,
+            name=f"c{number:04d}",
+            shares=1,
+            position=10_000 + number,
+            cgroup_id=10_000 + number,
+        )  # defined after the tree's own entries, as resource_group lines would be
+        for number in range(how_many)
+    )
+    ordered = group.children.order_by("-fairshare_perc", "name", "id")
+    return list(ordered.values_list("name", flat=True))
+
+
+def children_listed(page: str) -> list[str]:
+    table = page.split('<table class="children">')[1].split("</table>")[0]
+    return re.findall(r"<tr><td>(?:<a [^>]*>)?([^<]+)<", table)
+
+
+@pytest.mark.usefixtures("samples")
+def test_a_node_page_lists_its_children_a_page_at_a_time_with_their_count(
+    client: Client,
+) -> None:
+    login(client, "ann", staff=True)
+    every = children_made("whitepaper", "B4", CHILDREN_PAGE + 20)
+    url = f"/clusters/whitepaper/nodes/{node('whitepaper', 'B4').pk}/"
+    first = client.get(url).content.decode()
+    assert children_listed(first) == every[:CHILDREN_PAGE]
+    count = len(every)
+    assert f'<p class="pages">{count} children; page 1 of 2' in first
+    assert '<a href="?page=2">next</a>' in first
+    assert "previous</a>" not in first
+    second = client.get(url, {"page": "2"}).content.decode()
+    assert children_listed(second) == every[CHILDREN_PAGE:]
+    assert '<a href="?page=1">previous</a>' in second
+    assert "next</a>" not in second
+    assert client.get(url, {"page": "3"}).status_code == 404
+    assert client.get(url, {"page": "0"}).status_code == 400
