@@ -128,10 +128,11 @@ ACCELERATOR_COLUMNS = (
 INGEST_OUTCOMES = ("read", "ingested", "duplicates", "rejected")
 
 
-def metrics_text(*, max_depth: int, now: datetime | None = None) -> bytes:
-    """The whole /metrics answer: every metric, nodes no deeper than `max_depth` (root: 0)."""
+def metrics_text(*, max_depth: int, max_series: int, now: datetime | None = None) -> bytes:
+    """The whole /metrics answer: every metric, nodes no deeper than `max_depth` (root: 0),
+    at most `max_series` node series of each cluster."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(FairshareCollector(max_depth=max_depth, now=now))
+    registry.register(FairshareCollector(max_depth=max_depth, max_series=max_series, now=now))
     # Some 100,000 tuples, dicts and lists, none in a reference cycle: without the pauses the
     # cyclic collector would go over them again and again (a fifth of the time, and jitter).
     with collector_paused():
@@ -141,8 +142,9 @@ def metrics_text(*, max_depth: int, now: datetime | None = None) -> bytes:
 class FairshareCollector:
     """The database's numbers as metric families, read anew on each collect()."""
 
-    def __init__(self, *, max_depth: int, now: datetime | None = None) -> None:
+    def __init__(self, *, max_depth: int, max_series: int, now: datetime | None = None) -> None:
         self.max_depth = max_depth
+        self.max_series = max_series
         self.now = now
 
     def describe(self) -> Iterable[Metric]:
@@ -152,7 +154,7 @@ class FairshareCollector:
     def collect(self) -> Iterator[Metric]:
         now = self.now or timezone.now()
         clusters = _clusters_with_last_cycle()
-        yield from _node_families(clusters, self.max_depth)
+        yield from _node_families(clusters, self.max_depth, self.max_series)
         yield from _cycle_families(clusters, now)
         yield _ingest_family(clusters)
         yield _task_failures_family()
@@ -186,12 +188,21 @@ def _node_columns(cluster: Cluster) -> tuple[Any, ...]:
     return ("shares", "fairshare_perc", "usage", None, factor, "level_fs")
 
 
-def _node_families(clusters: Sequence[Cluster], max_depth: int) -> Iterator[Metric]:
-    """The per-node gauges, and fairshare_nodes{cluster}: one query per cluster."""
+def _node_families(
+    clusters: Sequence[Cluster], max_depth: int, max_series: int
+) -> Iterator[Metric]:
+    """The per-node gauges, fairshare_nodes{cluster} and what the bound on nodes left out of
+    them: one query per cluster."""
     gauges = [GaugeMetricFamily(name, text, labels=NODE_LABELS) for name, text in NODE_GAUGES]
     counts = GaugeMetricFamily(
         "fairshare_nodes",
         "Nodes in the cluster's tree, at every depth (a count).",
+        labels=["cluster"],
+    )
+    left_out = GaugeMetricFamily(
+        "fairshare_metrics_nodes_left_out",
+        "Nodes of the cluster's tree within METRICS_MAX_DEPTH that this scrape left out, past"
+        " the cluster's METRICS_MAX_SERIES (a count; 0: every one is listed).",
         labels=["cluster"],
     )
     finite = math.isfinite
@@ -210,7 +221,11 @@ def _node_families(clusters: Sequence[Cluster], max_depth: int) -> Iterator[Metr
         )
         counts.add_metric([cluster.name], len(rows))
         named = cluster.scheduler == Scheduler.ACCELERATOR  # a group's name is its path
-        for labels, row in _within_depth(cluster.name, rows, max_depth, named_paths=named):
+        # A node is a series per gauge the cluster has (some are left out where not finite).
+        max_nodes = max_series // max(len(shown), 1)
+        listed = _within_depth(cluster.name, rows, max_depth, max_nodes, named_paths=named)
+        left_out.add_metric([cluster.name], listed.left_out)
+        for labels, row in listed.nodes:
             for samples, name, at in shown:
                 value = row[at]
                 if value is not None and finite(value):
@@ -219,28 +234,66 @@ def _node_families(clusters: Sequence[Cluster], max_depth: int) -> Iterator[Metr
                     samples.append(Sample(name, labels, value))
     yield from gauges
     yield counts
+    yield left_out
+
+
+@dataclass(frozen=True)
+class Listed:
+    """The nodes a scrape lists of one cluster, with their labels, and how many it leaves
+    out within the depth bound."""
+
+    nodes: list[tuple[dict[str, str], tuple[Any, ...]]]
+    left_out: int
 
 
 def _within_depth(
-    cluster: str, rows: Sequence[tuple[Any, ...]], max_depth: int, *, named_paths: bool = False
-) -> Iterator[tuple[dict[str, str], tuple[Any, ...]]]:
+    cluster: str,
+    rows: Sequence[tuple[Any, ...]],
+    max_depth: int,
+    max_nodes: int,
+    *,
+    named_paths: bool = False,
+) -> Listed:
     """The rows (id, parent_id, name, kind, ...) no deeper than `max_depth`, each before its
     children, with its labels; the path names it from the root (`/`, depth 0) down:
-    `/phys/astro/alice`, or is its name when names are paths already (`named_paths`)."""
+    `/phys/astro/alice`, or is its name when names are paths already (`named_paths`).
+
+    At most `max_nodes`, those nearest the root: whole depths while they fit, then the first
+    nodes in tree order of the depth that does not. Each path is made from its parent's,
+    a depth at a time, never by walking up from each node.
+    """
     children: dict[int | None, list[tuple[Any, ...]]] = {}
     for row in rows:
         children.setdefault(row[1], []).append(row)
-    stack = [(row, "/", 0) for row in reversed(children.get(None, []))]
-    while stack:
-        row, path, depth = stack.pop()
+    paths: dict[int, str] = {}
+    depth_of: dict[int, int] = {}
+    level = children.get(None, [])
+    unlisted: list[tuple[Any, ...]] = []  # past the bound: only counted
+    room, depth, left_out = max_nodes, 0, 0
+    while (level or unlisted) and depth <= max_depth:
+        kept, unlisted = level[:room], unlisted + level[room:]
+        left_out += len(unlisted)
+        room -= len(kept)
+        for row in kept:
+            above = "" if depth < 2 else paths[row[1]]
+            paths[row[0]] = "/" if depth == 0 else f"{above}/{row[2]}"
+            depth_of[row[0]] = depth
+        level = [kid for row in kept for kid in children.get(row[0], ())]
+        unlisted = [kid for row in unlisted for kid in children.get(row[0], ())]
+        depth += 1
+    listed = []
+    stack = list(reversed(children.get(None, [])))
+    while stack:  # in tree order, as before the bound: each node before its children
+        row = stack.pop()
+        if row[0] not in paths:
+            continue
+        depth = depth_of[row[0]]
         # In the order generate_latest sorts labels in, which then costs it least.
         labels = {"cluster": cluster, "depth": str(depth), "kind": row[3], "name": row[2]}
-        labels["path"] = row[2] if named_paths else path
-        yield labels, row
-        below = children.get(row[0]) if depth < max_depth else None
-        if below:
-            above = path if depth == 0 else path + "/"
-            stack.extend((kid, above + kid[2], depth + 1) for kid in reversed(below))
+        labels["path"] = row[2] if named_paths else paths[row[0]]
+        listed.append((labels, row))
+        stack.extend(reversed(children.get(row[0], ())))
+    return Listed(listed, left_out)
 
 
 def _cycle_families(clusters: Sequence[Any], now: datetime) -> Iterator[Metric]:

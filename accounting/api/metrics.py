@@ -31,7 +31,9 @@ def metrics(request: HttpRequest) -> HttpResponse:
         if refusal.status == 401:
             response["WWW-Authenticate"] = 'Bearer realm="metrics"'
     else:
-        text = metrics_text(max_depth=settings.METRICS_MAX_DEPTH)
+        text = metrics_text(
+            max_depth=settings.METRICS_MAX_DEPTH, max_series=settings.METRICS_MAX_SERIES
+        )
         response = HttpResponse(text, content_type=CONTENT_TYPE_LATEST)
     response["Cache-Control"] = "no-store"
     return response

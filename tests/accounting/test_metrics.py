@@ -82,8 +82,10 @@ def slurm_site() -> Cluster:
     return Cluster.objects.get(name="slurm")
 
 
-def scrape(max_depth: int = 3, now: datetime | None = None) -> dict[str, Metric]:
-    text = metrics_text(max_depth=max_depth, now=now).decode()
+def scrape(
+    max_depth: int = 3, now: datetime | None = None, max_series: int = 100_000
+) -> dict[str, Metric]:
+    text = metrics_text(max_depth=max_depth, max_series=max_series, now=now).decode()
     assert "NaN" not in text
     assert "Inf" not in text
     return {family.name: family for family in text_string_to_metric_families(text)}
@@ -103,6 +105,7 @@ def test_every_metric_has_a_one_line_help_and_its_type() -> None:
     assert {name: family.type for name, family in families.items()} == {
         **dict.fromkeys(NODE_GAUGES, "gauge"),
         "fairshare_nodes": "gauge",
+        "fairshare_metrics_nodes_left_out": "gauge",
         "fairshare_cycle_duration_seconds": "gauge",
         "fairshare_cycle_lag_seconds": "gauge",
         "fairshare_cycle_last_run_timestamp_seconds": "gauge",
@@ -174,6 +177,23 @@ def test_nodes_deeper_than_the_bound_are_left_out_but_counted() -> None:
     assert by_path(everything["fairshare_usage"], "site")["/phys/astro/deep/eve"] == 1.0
     (eve,) = (s for s in everything["fairshare_usage"].samples if s.labels["name"] == "eve")
     assert eve.labels["depth"] == "4"
+
+
+def test_past_max_series_a_cluster_lists_the_nodes_nearest_the_root_and_counts_the_rest() -> None:
+    """A PBS node is five series, so 29 are five nodes (a node's series all or none): the root
+    and its children (4), then the first of the depth 2 nodes in tree order; the others within
+    the depth bound (one at depth 2, deep and alice) are counted as left out."""
+    pbs_site()
+    pbs_site("other")
+    capped = scrape(max_depth=3, max_series=29)
+    listed = set(by_path(capped["fairshare_usage"], "site"))
+    assert listed - {"/phys/astro", "/chem/bob"} == {"/", "/unknown", "/phys", "/chem"}
+    assert len(listed) == 5
+    assert by_cluster(capped["fairshare_metrics_nodes_left_out"]) == {"site": 3, "other": 3}
+    assert by_cluster(capped["fairshare_nodes"]) == {"site": 9, "other": 9}
+    whole = scrape(max_depth=3, max_series=40)
+    assert set(by_path(whole["fairshare_usage"], "site")) == set(PBS_PATHS)
+    assert by_cluster(whole["fairshare_metrics_nodes_left_out"]) == {"site": 0, "other": 0}
 
 
 def test_a_slurm_tree_leaves_out_infinite_level_fs_and_the_pbs_numbers() -> None:
@@ -315,4 +335,4 @@ def test_a_scrape_reads_each_tree_in_one_query(
     cycle_run(cluster=Cluster.objects.get(name="site"), now=at(T0))
     # The clusters with their latest cycle, a tree each, the ingest sums, the task failures.
     with django_assert_max_num_queries(5):
-        metrics_text(max_depth=3, now=at(T0) + timedelta(minutes=1))
+        metrics_text(max_depth=3, max_series=1000, now=at(T0) + timedelta(minutes=1))

@@ -15,7 +15,9 @@ from datetime import datetime
 from enum import Enum
 from typing import NamedTuple
 
+from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -120,9 +122,12 @@ def nodes_sync(
     tree.json rows rewritten once the transaction commits.
 
     `stored` is every node of the cluster as read under the cluster's lock, in the same
-    transaction: the caller read its state from them.
+    transaction: the caller read its state from them. A node new or moved (or below one)
+    deeper than MAX_TREE_DEPTH is refused (ValidationError naming the entry) before anything is
+    written; what was stored deeper before the limit was lowered stays as it is.
     """
     slurm = cluster.scheduler == Scheduler.SLURM
+    deepest = settings.MAX_TREE_DEPTH
     new_name = {old: new for new, old in (renamed or {}).items()}
     names = {node.id: new_name.get(node.name, node.name) for node in stored}
     existing: dict[NodeKey, StoredNode] = {}  # what is left in it at the end is removed
@@ -130,11 +135,13 @@ def nodes_sync(
         above = names[node.parent_id] if node.parent_id is not None else None
         key = node_key(name=names[node.id], parent=above, kind=node.state.kind, slurm=slurm)
         existing[key] = node
-    _names_write([(node.id, new_name[node.name]) for node in stored if node.name in new_name])
     diff = NodesDiff(had_tree=any(node.state.origin == NodeOrigin.DEFINED for node in stored))
     placed: dict[NodeKey, Node | int] = {}  # a stored node's id, or the node to create
     parent_names: dict[NodeKey, str] = {}
     depth: dict[NodeKey | None, int] = {None: -1}
+    # Nodes new or moved, or below one: a tree stored before MAX_TREE_DEPTH was lowered keeps
+    # its cycles, and no store puts a node deeper than it.
+    placed_anew: dict[NodeKey | None, bool] = {None: False}
     to_create: list[list[Node]] = []
     updates: list[tuple[object, ...]] = []  # (node id, its parent, its values)
     changed: set[int] = set()  # the places in the values that differ in some update
@@ -145,6 +152,14 @@ def nodes_sync(
         parent = placed[row.parent] if row.parent is not None else None
         after = row.state.shares if row.state.origin == defined else None
         stored_node = existing.pop(row.key, None)
+        anew = placed_anew[row.key] = placed_anew[row.parent] or (
+            stored_node is None or parent != stored_node.parent_id
+        )
+        if level > deepest and anew:
+            raise ValidationError(
+                f"entry {row.name} is {level} levels below the root, deeper than"
+                f" MAX_TREE_DEPTH ({deepest}) allows"
+            )
         if stored_node is None:
             created = _node(cluster, row, parent)
             to_create.extend([] for _ in range(level + 1 - len(to_create)))
@@ -183,6 +198,8 @@ def nodes_sync(
                     old_name=old_name,
                 )
             )
+    # Renamed first, so that a created node may take a name a renamed one leaves.
+    _names_write([(node.id, new_name[node.name]) for node in stored if node.name in new_name])
     _create_by_level(to_create)
     _updates_write(updates, sorted(changed), scheduler=cluster.scheduler)
     removed = list(existing.values())

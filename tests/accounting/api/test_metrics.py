@@ -168,3 +168,13 @@ def test_a_metrics_token_reads_an_accelerator_group_s_fs_fields(
     assert "# HELP fairshare_fs_target Altair Accelerator FS_TARGET" in text
     u5 = U1.replace("u1", "u5")
     assert f"fairshare_fs_rank{{{u5}}} 0.0" in text.splitlines()  # its queued job, first
+
+
+def test_metrics_max_series_bounds_each_cluster_s_nodes(client: Client, settings: Any) -> None:
+    """Five series a PBS node: 20 are the root and its three children, the other four nodes
+    within METRICS_MAX_DEPTH are said to be left out."""
+    settings.METRICS_MAX_SERIES = 20
+    response = client.get("/metrics", headers=bearer(token()))
+    assert_metrics(response)
+    assert b'fairshare_metrics_nodes_left_out{cluster="site"} 4.0' in response.content
+    assert response.content.count(b"fairshare_shares{") == 3  # the root has no shares

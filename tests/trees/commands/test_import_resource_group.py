@@ -187,3 +187,48 @@ def test_a_file_of_nuls_is_refused(run: Run, tmp_path: Path) -> None:
     ran = run("import_resource_group", str(path), "--cluster", "typo")
     assert ran.err == f"{path}: nothing imported: holds only blank lines: not a resource_group\n"
     assert ran.status == 1
+
+
+def chain(levels: int) -> str:
+    """A resource_group of `levels` groups, each the only child of the one before."""
+    lines = [f"g{n} {n + 10} {f'g{n - 1}' if n else 'root'} 10" for n in range(levels)]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_tree_deeper_than_max_tree_depth_is_refused_naming_the_entry(
+    run: Run, tmp_path: Path, settings
+) -> None:
+    settings.MAX_TREE_DEPTH = 100
+    path = write(tmp_path, chain(101))
+    ran = run("import_resource_group", path, "--cluster", "deep")
+    assert ran.status == 1
+    assert (
+        f"{path}: nothing imported: entry g100 is 101 levels below the root, deeper than"
+        " MAX_TREE_DEPTH (100)"
+    ) in ran.err
+    assert not Cluster.objects.filter(name="deep").exists()
+    assert (
+        run("import_resource_group", write(tmp_path, chain(100)), "--cluster", "deep").status == 0
+    )
+    assert Node.objects.filter(cluster__name="deep").count() == 102  # TREEROOT and unknown
+
+
+def test_a_3000_level_tree_is_stored_cycled_and_listed_without_recursion(
+    run: Run, tmp_path: Path, settings
+) -> None:
+    """Every walk of the tree is a loop: 3,000 levels are three times the interpreter's
+    recursion limit, which any recursive walk (store, metrics, ranks, cycle, listing) hits."""
+    import sys
+
+    assert sys.getrecursionlimit() < 3000
+    settings.MAX_TREE_DEPTH = 3000
+    path = write(tmp_path, chain(3000))
+    assert run("import_resource_group", path, "--cluster", "deep").status == 0
+    cycle = run("run_cycle", "--cluster", "deep", "--now", "2026-01-01T00:00:00Z")
+    assert cycle.status == 0, cycle.err
+    listed = run("export_tree", "--cluster", "deep", "--format", "json")
+    assert listed.status == 0, listed.err
+    deepest = Node.objects.get(cluster__name="deep", name="g2999")
+    assert deepest.kind == NodeKind.USER
+    assert deepest.fairshare_perc == pytest.approx(1.0)
+    assert '"depth": 3000' in listed.out

@@ -117,3 +117,31 @@ def test_fairshare_parent_has_no_shares_to_audit() -> None:
     slurm_tree(AssociationDef("chem", shares=10), AssociationDef("chem", parent="chem", user="bob"))
     assert not Node.objects.filter(cluster=dept, name="ann").exists()
     assert ShareChange.objects.filter(cluster=dept).count() == 0
+
+
+def test_no_store_puts_a_node_deeper_than_max_tree_depth_and_a_stored_tree_keeps(
+    settings,
+) -> None:
+    """A tree stored before MAX_TREE_DEPTH was lowered is stored again as it is (its cycles
+    go on); a group new or moved deeper than the limit is refused, and nothing is written."""
+    from trees.engine.pbs import GroupDef
+    from trees.services.clusters import cluster_get_or_create
+    from trees.services.pbs import pbs_groups_add
+
+    settings.MAX_TREE_DEPTH = 10
+    cluster, _ = cluster_get_or_create(name="deep")
+    chain = [GroupDef(f"g{n}", 10 + n, f"g{n - 1}" if n else "root", 1) for n in range(5)]
+    with pbs_tree_held(cluster) as held:
+        held.store(groups=chain, reason="five levels")
+    settings.MAX_TREE_DEPTH = 3
+    with pbs_tree_held(cluster) as held:
+        assert held.store(reason="again").nodes == 7
+    with pytest.raises(ValidationError, match=r"entry g5 is 6 levels below the root, deeper"):
+        pbs_groups_add(cluster=cluster, groups=[("g5", "g4", 1)], reason="deeper")
+    moved = [*chain[:2], GroupDef("g2", 12, "g1", 1), GroupDef("g3", 13, "g0", 1), chain[4]]
+    with pbs_tree_held(cluster) as held:
+        held.store(groups=moved, reason="g3 moves up, g4 with it")
+    assert Node.objects.get(cluster=cluster, name="g4").parent.parent.name == "g0"
+    with pbs_tree_held(cluster) as held, pytest.raises(ValidationError, match="entry g4 is 4"):
+        held.store(groups=[*moved[:4], GroupDef("g4", 14, "g2", 1)], reason="g4 down again")
+    assert Node.objects.get(cluster=cluster, name="g4").parent.name == "g3"
