@@ -356,6 +356,15 @@ API_TOKENS_PER_USER = env.int("API_TOKENS_PER_USER", default=10)
 # root is depth 0; users of a three-level tree are depth 3): each node is a series per gauge.
 METRICS_ADDRESSES = env.list("METRICS_ADDRESSES", default=[])
 METRICS_MAX_DEPTH = env.int("METRICS_MAX_DEPTH", default=3)
+# ... and at most METRICS_MAX_SERIES node series of each cluster (a node is one per gauge its
+# scheduler has: 5 on PBS, 10 on Accelerator), the nodes nearest the root: a scrape of a
+# 200,000-group Accelerator cluster took 42 s; fairshare_metrics_nodes_left_out{cluster} says
+# how many nodes a scrape left out.
+METRICS_MAX_SERIES = env.int("METRICS_MAX_SERIES", default=100_000)
+# The deepest node a stored tree may have (the root is 0). Sites' trees are 3 to 6 deep;
+# neither PBS nor Slurm states a limit, and both walk their trees recursively, so a tree of
+# thousands of levels is a mistake (or an attack) that costs every cycle, page and scrape.
+MAX_TREE_DEPTH = env.int("MAX_TREE_DEPTH", default=100)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Fairshare dashboard API",
     "DESCRIPTION": (
@@ -369,15 +378,6 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",
-# ... and at most METRICS_MAX_SERIES node series of each cluster (a node is one per gauge its
-# scheduler has: 5 on PBS, 10 on Accelerator), the nodes nearest the root: a scrape of a
-# 200,000-group Accelerator cluster took 42 s; fairshare_metrics_nodes_left_out{cluster} says
-# how many nodes a scrape left out.
-METRICS_MAX_SERIES = env.int("METRICS_MAX_SERIES", default=100_000)
-# The deepest node a stored tree may have (the root is 0). Sites' trees are 3 to 6 deep;
-# neither PBS nor Slurm states a limit, and both walk their trees recursively, so a tree of
-# thousands of levels is a mistake (or an attack) that costs every cycle, page and scrape.
-MAX_TREE_DEPTH = env.int("MAX_TREE_DEPTH", default=100)
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
