@@ -431,7 +431,11 @@ class QueueSerializer(s.Serializer):  # type: ignore[type-arg]
     formula = s.CharField(allow_blank=True, help_text="PBS job_sort_formula; empty: none")
     problem = s.CharField(allow_blank=True, help_text="why the configured order failed")
     waiting = s.IntegerField(help_text="jobs the scheduler considers (held ones aside)")
-    jobs = QueuedJobSerializer(many=True, help_text="in the scheduler's order, held ones last")
+    jobs = QueuedJobSerializer(
+        many=True, help_text="a page of them, in the scheduler's order, held ones last"
+    )
+    next = s.URLField(allow_null=True, help_text="the next page's address; null on the last")
+    previous = s.URLField(allow_null=True, help_text="the page before's; null on the first")
 
 
 class AheadSerializer(s.Serializer):  # type: ignore[type-arg]

@@ -607,6 +607,7 @@ def _paths_of(cluster: Cluster) -> dict[int, list[int]]:
 
 
 QUEUE_STATES = ["queued"]  # the order is computed for waiting jobs only
+QUEUE_PAGE = 1000  # waiting jobs a page of the queue answers at most (and by default)
 
 
 def _with_priorities(cluster: Cluster) -> None:
@@ -663,6 +664,8 @@ QUEUE_EXAMPLE = {
             "terms": {}, "held": False, "reason": None, "submitted": None, "masked": True,
         },
     ],
+    "next": None,
+    "previous": None,
 }  # fmt: skip
 
 
@@ -671,7 +674,9 @@ class ClusterJobs(ApiView):
     job_sort_formula and job order, Slurm multifactor), computed now from the jobs and
     standings stored, the held ones last; each with its priority's terms. Where usage is
     private (`private_usage`), a job of an entity the person may not read shows only its size
-    and priority. `state`: `queued` only (the order is the waiting jobs')."""
+    and priority. `state`: `queued` only (the order is the waiting jobs'). A page holds
+    `page_size` jobs at most (1,000, the default), `next` and `previous` the addresses of the
+    pages beside it (null at either end); `waiting` counts every waiting job."""
 
     @extend_schema(
         parameters=[
@@ -679,7 +684,14 @@ class ClusterJobs(ApiView):
                 "state", str, enum=QUEUE_STATES, default="queued",
                 description="queued: the waiting jobs (running and ended ones are the node's"
                 " jobs, /api/nodes/{id}/jobs/)",
-            )
+            ),
+            OpenApiParameter(
+                "page", _whole(1, MAX_PAGE), description="the page, from 1 (default 1)"
+            ),
+            OpenApiParameter(
+                "page_size", _whole(1, QUEUE_PAGE),
+                description=f"jobs a page, 1 to {QUEUE_PAGE:,} (the default)",
+            ),
         ],
         responses={200: schemas.QueueSerializer, **ERRORS},
         examples=[OpenApiExample("A queue of two", value=QUEUE_EXAMPLE, response_only=True)],
@@ -688,12 +700,16 @@ class ClusterJobs(ApiView):
         page_request = django_request(request)
         cluster = cluster_or_404(name)
         choice_parameter(page_request, "state", "queued", QUEUE_STATES)
+        number = int_parameter(page_request, "page", 1, 1, MAX_PAGE)
+        size = int_parameter(page_request, "page_size", QUEUE_PAGE, 1, QUEUE_PAGE)
         _with_priorities(cluster)
         now = timezone.now()
         order = queue_get(cluster=cluster, now=now)
         access = access_get(user=request.user, cluster=cluster)
         me = scheduler_user(request.user)
-        rows = queue_rows(cluster, [*order.ordered, *order.held], access, me, now)
+        start = (number - 1) * size
+        every = [*order.ordered, *order.held]
+        rows = queue_rows(cluster, every[start : start + size], access, me, now)
         return Response(
             {
                 "cluster": cluster.name,
@@ -702,6 +718,7 @@ class ClusterJobs(ApiView):
                 "problem": order.problem,
                 "waiting": len(order.ordered),
                 "jobs": [queued_job_document(row.job, row.masked) for row in rows],
+                **_pages_beside(request, number, len(every) > start + size),
             }
         )
 

@@ -47,6 +47,21 @@ def test_the_queue_in_order_with_each_job_s_terms(client: Client, bea: User) -> 
     assert not any(job["masked"] for job in jobs)
 
 
+def test_the_queue_comes_a_page_at_a_time_in_its_order(client: Client, bea: User) -> None:
+    headers = bearer(bea)
+    first = ok(client.get("/api/clusters/q/jobs/?page_size=3", headers=headers))
+    assert [job["job_id"] for job in first["jobs"]] == ["102.srv", "101[1]", "103"]
+    assert (first["waiting"], first["previous"]) == (3, None)
+    assert first["next"] == "http://testserver/api/clusters/q/jobs/?page=2&page_size=3"
+    second = ok(client.get(first["next"], headers=headers))
+    assert [job["job_id"] for job in second["jobs"]] == ["104"]
+    assert [job["position"] for job in second["jobs"]] == [None]  # held: last, unnumbered
+    assert second["next"] is None
+    assert second["previous"] == "http://testserver/api/clusters/q/jobs/?page_size=3"
+    too_many = client.get("/api/clusters/q/jobs/?page_size=1001", headers=headers)
+    assert (too_many.status_code, too_many.json()["parameter"]) == (400, "page_size")
+
+
 def test_private_usage_masks_the_queue_s_other_jobs(
     client: Client, bea: User, queue_site: Cluster
 ) -> None:
