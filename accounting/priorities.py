@@ -512,7 +512,9 @@ def pbs_order(
     waiting = [index for index, request in enumerate(requests) if not request.held]
     jobs = _pbs_jobs(cluster, rows, requests, waiting, standings, queues, now)
     sorted_jobs = job_sort(jobs, standings.entities, policy)
-    explain = JobExplainer(jobs, standings.entities, policy)
+    if sorted_jobs.refused:
+        problem = f"job_sort_formula {cluster.job_sort_formula!r}: {sorted_jobs.refused}"
+    explain = JobExplainer(jobs, standings.entities, policy, sorted_jobs.errors)
     ordered = _pbs_ordered(rows, requests, waiting, sorted_jobs, explain)
     held = [
         _queued(rows.row(index), request) for index, request in enumerate(requests) if request.held

@@ -20,6 +20,7 @@ from accounting.priorities import (
     queue_order_get,
 )
 from tests.trees.queue_site import frozen_now, queue_site_made, queued_job_made
+from trees.engine import job_sort
 from trees.engine.times import epoch_seconds
 from trees.models import Cluster, Queue
 
@@ -80,6 +81,21 @@ def test_a_formula_pbs_would_refuse_is_reported_and_the_order_goes_on(
     order = queue_order_get(cluster=Cluster.objects.get(pk=cluster.pk), at=now)
     assert order.problem.startswith("job_sort_formula 'ncpus +* 2': col ")
     assert len(order.ordered) == 3
+
+
+def test_a_formula_past_its_time_budget_is_reported_and_every_job_counts_zero(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = frozen_now(monkeypatch)
+    cluster = queue_site_made(now)
+    Cluster.objects.filter(pk=cluster.pk).update(job_sort_formula="round(ncpus, -100000000)")
+    monkeypatch.setattr(job_sort, "FORMULA_SECONDS", 0.0)  # spent at the first job
+    order = queue_order_get(cluster=Cluster.objects.get(pk=cluster.pk), at=now)
+    refusal = "formula refused: evaluating it over the queue's 3 jobs took more than 0 s"
+    assert order.problem == f"job_sort_formula 'round(ncpus, -100000000)': {refusal}"
+    assert [(job.priority, job.error, job.terms) for job in order.ordered] == [
+        (0.0, refusal, {})
+    ] * 3
 
 
 def test_eligible_time_is_zero_unless_enabled_and_grows_from_a_snapshot() -> None:

@@ -9,6 +9,9 @@ Follows pbs-job-priority-and-polling.md §A and §B (OpenPBS commit cd7ab5ed):
   `formula_values()` rebuilds that dict, ints as ints.
 * The answer is stored in a C `float` (data_types.h:618): value, log line and threshold test use
   the float32 rounding. A failed evaluation is logged and counts 0 (job_info.cpp:4073-4083).
+  A formula whose evaluation over a queue takes more than FORMULA_SECONDS is refused, every job
+  then counting 0 as a failed one does: pbs_sched would spend that time in every cycle, and the
+  cycles and pages that order the queue here must not wait on it.
 * `cmp_sort()` (sort.cpp:705-770): formula value descending, then (with `fair_share`) the
   entity's `compare_path()` order, then the `job_sort_key` lines, then `qrank` and `rank`.
   With `by_queue` the scheduler walks the queues by Priority descending (server_info.cpp:280-281,
@@ -36,6 +39,7 @@ Only runnable jobs are passed in (step 1): the caller leaves held jobs out.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -69,6 +73,10 @@ THRESHOLD_DIGITS = 2
 
 THRESHOLD_COMMENT = "Not Running: Job is under job_sort_formula threshold value"
 FORMULA_ERROR = "Formula evaluation for job had an error.  Zero value will be used: "
+# How long one queue's formula values may take before the formula is refused. A sane formula
+# with calls takes about 13 µs a job (1.3 s for 100,000 jobs); one job's evaluation is bounded
+# (trees.engine.formula), so the refusal comes at most milliseconds past the budget.
+FORMULA_SECONDS = 10.0
 
 # job_sort_key names that are no resource (sort.cpp:902-939, config.h:182-185).
 SORT_JOB_PRIORITY = "job_priority"
@@ -289,6 +297,7 @@ class JobOrder:
     errors: Mapping[int, str]  # a job whose formula failed -> what PBS logs after FORMULA_ERROR
     under_threshold: BoolArray
     zero_shares: BoolArray  # never considered: its entity has no share
+    refused: str | None = None  # why the formula was refused (past FORMULA_SECONDS): every job 0
 
     @property
     def considered(self) -> int:
@@ -468,7 +477,7 @@ def job_priorities(jobs: Iterable[PbsJob], policy: SortPolicy) -> list[JobPriori
     listed = list(jobs)
     columns, entities = QueuedJobs.of(listed)
     sorted_jobs = job_sort(columns, entities, policy)
-    explain = JobExplainer(columns, entities, policy)
+    explain = JobExplainer(columns, entities, policy, sorted_jobs.errors)
     priorities = []
     for index in sorted_jobs.order.tolist():
         terms, values = explain(index)
@@ -496,8 +505,9 @@ def job_sort(jobs: QueuedJobs, entities: Entities, policy: SortPolicy) -> JobOrd
     size = len(jobs)
     value: Float32Array | None = None
     errors: dict[int, str] = {}
+    refused = None
     if policy.formula is not None:
-        raw, errors = _formula_values(jobs, entities, policy.formula)
+        raw, errors, refused = _formula_values(jobs, entities, policy.formula, FORMULA_SECONDS)
         with np.errstate(over="ignore", invalid="ignore"):  # past a float's range: inf
             value = raw.astype(_F32)
     order = _order(jobs, entities, value, policy)
@@ -522,14 +532,16 @@ def job_sort(jobs: QueuedJobs, entities: Entities, policy: SortPolicy) -> JobOrd
         queue_position[considered] = _queue_positions(
             [jobs.queue[index] for index in considered.tolist()], np.arange(len(considered))
         )
-    return JobOrder(order, position, queue_position, value, errors, under, zero)
+    return JobOrder(order, position, queue_position, value, errors, under, zero, refused)
 
 
 def _formula_values(
-    jobs: QueuedJobs, entities: Entities, formula: Formula
-) -> tuple[Float64Array, dict[int, str]]:
+    jobs: QueuedJobs, entities: Entities, formula: Formula, seconds: float
+) -> tuple[Float64Array, dict[int, str], str | None]:
     """Each job's formula value as a double (0 where it failed) and why it failed: all jobs at
-    once where numpy gives Python's numbers, the others one by one with their globals_dict."""
+    once where numpy gives Python's numbers, the others one by one with their globals_dict.
+    Once the jobs have taken `seconds`, the formula is refused: every job 0, and the reason."""
+    start = time.monotonic()
     size = len(jobs)
     evaluated = evaluate_columns(formula, _formula_columns(jobs, entities, formula), size)
     alone: Iterable[int]
@@ -546,7 +558,13 @@ def _formula_values(
         except FormulaValueError as exc:
             raw[index] = 0.0
             errors[index] = exc.reason
-    return raw, errors
+        if time.monotonic() - start >= seconds:
+            refusal = (
+                f"formula refused: evaluating it over the queue's {size} jobs took more than"
+                f" {seconds:g} s"
+            )
+            return np.zeros(size), dict.fromkeys(range(size), refusal), refusal
+    return raw, errors, None
 
 
 def _formula_columns(jobs: QueuedJobs, entities: Entities, formula: Formula) -> dict[str, Column]:
@@ -603,10 +621,17 @@ def _double(number: float) -> float:
 class JobExplainer:
     """What each job's priority is made of, for the jobs a page shows: with a formula, its
     top-level terms' signed values ({} where it failed) and its inputs (formula_values);
-    without, the criteria that order it, in the order the scheduler weighs them."""
+    without, the criteria that order it, in the order the scheduler weighs them. A job in
+    `failed` (JobOrder.errors) is not evaluated again: its terms are {}."""
 
-    def __init__(self, jobs: QueuedJobs, entities: Entities, policy: SortPolicy) -> None:
-        self.jobs, self.entities, self.policy = jobs, entities, policy
+    def __init__(
+        self,
+        jobs: QueuedJobs,
+        entities: Entities,
+        policy: SortPolicy,
+        failed: Collection[int] = (),
+    ) -> None:
+        self.jobs, self.entities, self.policy, self.failed = jobs, entities, policy, failed
         formula = policy.formula
         self.inputs = _Inputs(jobs, entities, _resource_names(formula))
         self.texts = () if formula is None else term_texts(formula)
@@ -616,6 +641,8 @@ class JobExplainer:
         if formula is None:
             return self._criteria(index), {}
         values = self.inputs(index)
+        if index in self.failed:
+            return {}, values
         try:
             _, signed = evaluate_terms(formula, values)
         except FormulaValueError:

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from trees.engine import job_sort
 from trees.engine.formula import (
     JOB_SORT_NAMES,
     PBS_NUMERIC_RESOURCES,
@@ -549,6 +550,38 @@ def test_a_failed_formula_sorts_as_zero():
 
 def test_no_jobs():
     assert job_priorities([], policy(SEED_003)) == []
+
+
+def test_a_formula_past_the_queue_s_time_budget_is_refused_and_every_job_counts_zero(
+    monkeypatch,
+):
+    """A formula evaluated job by job for longer than FORMULA_SECONDS over a queue held cycles
+    for 117 s and pages past gunicorn's timeout; it is refused instead: every job gets 0, as PBS
+    gives a job whose formula fails, and the refusal is its error. A budget of 0 is spent at the
+    first job, whatever the machine's speed."""
+    monkeypatch.setattr(job_sort, "FORMULA_SECONDS", 0.0)
+    jobs = [job(f"{n}.pbs", resources={"ncpus": 10 * n}, rank=n) for n in (1, 2, 3)]
+    order = job_sort.job_sort(*job_sort.QueuedJobs.of(jobs), policy("round(ncpus, -1) + ncpus"))
+    refusal = "formula refused: evaluating it over the queue's 3 jobs took more than 0 s"
+    assert order.refused == refusal
+    assert order.value is not None
+    assert order.value.tolist() == [0.0, 0.0, 0.0]
+    assert order.errors == {0: refusal, 1: refusal, 2: refusal}
+    priorities = job_priorities(jobs, policy("round(ncpus, -1) + ncpus"))
+    assert ids(priorities) == ["1.pbs", "2.pbs", "3.pbs"]  # every value 0: by rank
+    # No term is worked out again for a job whose formula was refused or failed.
+    assert [(p.value, p.error, p.terms) for p in priorities] == [(0.0, refusal, {})] * 3
+    assert error_log_line(refusal) == (
+        "Formula evaluation for job had an error.  Zero value will be used: " + refusal
+    )
+
+
+def test_within_the_time_budget_nothing_is_refused():
+    jobs = [job(f"{n}.pbs", resources={"ncpus": 10 * n}, rank=n) for n in (1, 2, 3)]
+    order = job_sort.job_sort(*job_sort.QueuedJobs.of(jobs), policy("round(ncpus, -1) + ncpus"))
+    assert order.refused is None
+    assert order.value is not None
+    assert order.value.tolist() == [20.0, 40.0, 60.0]
 
 
 # --- properties ----------------------------------------------------------------------------
