@@ -4,6 +4,7 @@ browser of whoever follows a crafted link)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -14,6 +15,10 @@ from django.views.decorators.csrf import requires_csrf_token
 from trees.api.errors import ERRORS as API_ERRORS
 
 GENERIC_400 = "The request could not be read."
+DATABASE_GONE = "The database is not answering."
+RETRY_AFTER = "30"  # seconds, on every 503: a database restart or failover takes about that
+
+logger = logging.getLogger(__name__)
 
 
 def answers_json(request: HttpRequest) -> bool:
@@ -70,3 +75,14 @@ def server_error(request: HttpRequest) -> HttpResponse:
         failed = "the server failed to answer; see its log"
         return JsonResponse({"error": failed, "detail": failed}, status=500)
     return defaults.server_error(request)
+
+
+def database_unavailable(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The site's 503 for a database that went away (restarted, failed over, a connection
+    killed): a moment later it usually answers again. Its error text, which may name hosts,
+    goes to the log only. The request's transaction died with the connection, so nothing of
+    it was stored."""
+    logger.error("database unavailable: %s", exception, exc_info=exception)
+    if answers_json(request):
+        return error_response(request, 503, "the database is not answering: try again in a moment")
+    return error_response(request, 503, DATABASE_GONE)

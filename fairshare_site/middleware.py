@@ -8,10 +8,18 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.middleware import PersistentRemoteUserMiddleware
 from django.core.exceptions import BadRequest, PermissionDenied
+from django.db.utils import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.cache import patch_cache_control
 
-from fairshare_site.errors import GENERIC_400, error_response, page_not_found, permission_denied
+from fairshare_site.errors import (
+    GENERIC_400,
+    RETRY_AFTER,
+    database_unavailable,
+    error_response,
+    page_not_found,
+    permission_denied,
+)
 
 GetResponse = Callable[[HttpRequest], HttpResponse]
 
@@ -21,15 +29,22 @@ class ErrorAnswersMiddleware:
     Django would show its technical page, and HTML to a JSON reader): a BadRequest
     (BadParameter among them) a 400 naming what was wrong; a missing cluster or node (Http404)
     the site's 404; a refusal (PermissionDenied) the site's 403 with its reason, logged as one
-    line, never with a traceback. Always escaped in the site's page, or as JSON."""
+    line, never with a traceback. Always escaped in the site's page, or as JSON. A database
+    gone away (OperationalError: a restart, a killed connection; InterfaceError: a connection
+    already closed) is the site's 503, with Retry-After, where it was a 500."""
 
     def __init__(self, get_response: GetResponse) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
+        response = self.get_response(request)
+        if response.status_code == 503 and not response.has_header("Retry-After"):
+            response["Retry-After"] = RETRY_AFTER  # a view's own 503 (a save cut off) too
+        return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, (OperationalError, InterfaceError)):
+            return database_unavailable(request, exception)
         if isinstance(exception, Http404):
             return page_not_found(request, exception)
         if isinstance(exception, PermissionDenied):

@@ -24,6 +24,7 @@ ERRORS = {
     415: "unsupported media type",
     428: "a precondition is required",
     429: "too many requests",
+    503: "the service is unavailable",
 }
 
 

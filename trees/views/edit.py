@@ -7,6 +7,7 @@ from sshare here, so their shares are not edited here (404).
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any, NamedTuple
 from urllib.parse import urlencode
@@ -14,6 +15,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.utils import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -48,6 +50,11 @@ from trees.views.parameters import (
 )
 
 PREFIX = "child"
+logger = logging.getLogger(__name__)
+NOT_SAVED = (
+    "The database stopped answering while the shares were saved: nothing was saved, the tree"
+    " is as it was. Open the edit again in a moment and save it once more."
+)
 
 
 def node_edit(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
@@ -101,6 +108,10 @@ def node_edit(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
                 return _page(request, cluster, node, forms)
             except ValidationError as invalid:
                 form.add_error("reason", " ".join(invalid.messages))
+            except (OperationalError, InterfaceError):
+                # The save's transaction died with its connection: none of it is stored.
+                logger.error("share edit of %s not saved: the database went away", cluster.name)
+                return render(request, "503.html", {"message": NOT_SAVED}, status=503)
             else:
                 messages.success(
                     request,
