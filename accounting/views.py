@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +25,7 @@ from accounting.services.uploads import (
 )
 from fairshare_site.errors import error_response
 from trees.access import is_admin
+from trees.downloads import CsvWriter, download_header
 from trees.explanations import EXPLANATIONS
 from trees.models import Cluster
 from trees.services.tree_edit import TreeChanged
@@ -191,7 +191,7 @@ def upload_rejects_csv(request: HttpRequest, upload_id: int) -> StreamingHttpRes
             return value
 
     def rows() -> Iterator[str]:
-        out = csv.writer(_Echo())
+        out = CsvWriter(_Echo())
         yield out.writerow(["file", "line", "byte", "field", "reason", "text"])
         for bad in upload_rejections_get(upload=upload):
             yield out.writerow(
@@ -200,7 +200,9 @@ def upload_rejects_csv(request: HttpRequest, upload_id: int) -> StreamingHttpRes
             )  # fmt: skip
 
     response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="upload-{upload.pk}-rejected.csv"'
+    response["Content-Disposition"] = download_header(
+        "upload", upload.pk, "rejected", extension="csv"
+    )
     return response
 
 

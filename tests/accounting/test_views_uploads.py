@@ -1,7 +1,9 @@
 """Uploads are bounded and imported off the request; a resource_group into a tree is
 previewed, then applied with a reason as one audited change."""
 
+import csv
 import gzip
+import io
 import os
 import time
 from datetime import timedelta
@@ -161,6 +163,31 @@ def test_the_page_shows_the_first_thousand_rejects_and_the_csv_has_all(
         ' missing",bad0',
     ]
     assert len(body.splitlines()) == 1 + 1500
+
+
+def test_rejected_lines_that_start_like_formulas_are_text_in_the_csv(
+    send: Any, client: Client
+) -> None:
+    alice(client)
+    lines = '=HYPERLINK("http://evil.example","x")\n@SUM(1+1)\n-2+3 x\n+1\n\tcmd\n'
+    send(
+        "/import/",
+        {"cluster": NEW, "new_cluster": "junk", "kind": "resource_group",
+         "skip_rejected": "on", "upload": upload("=rg", "g 1 root 5\n" + lines)},
+    )  # fmt: skip
+    created = FilesUpload.objects.get()
+    answer = client.get(f"/imports/{created.pk}/rejected.csv")
+    assert answer["Content-Disposition"] == (
+        f'attachment; filename="upload-{created.pk}-rejected.csv"'
+    )
+    rows = list(csv.reader(io.StringIO(answer.getvalue().decode())))
+    assert [(row[0], row[1], row[5]) for row in rows[1:]] == [
+        ("'=rg", "2", '\'=HYPERLINK("http://evil.example","x")'),
+        ("'=rg", "3", "'@SUM(1+1)"),
+        ("'=rg", "4", "'-2+3 x"),
+        ("'=rg", "5", "'+1"),
+        ("'=rg", "6", "'\tcmd"),
+    ]
 
 
 def test_uploads_are_for_admins() -> None:

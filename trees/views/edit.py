@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from trees.access import access_get
+from trees.downloads import download_header
 from trees.engine.edit import WHOLE_EDIT, ChildEdit, EditProblem
 from trees.engine.pbs import ROOT_ALIAS, resource_group_parent
 from trees.explanations import EXPLANATIONS
@@ -162,7 +163,7 @@ def resource_group_download(request: HttpRequest, name: str) -> HttpResponse:
     )
     text = resource_group_text_get(cluster=cluster, now=timezone.now())
     response = HttpResponse(text, content_type="text/plain; charset=utf-8")
-    response["Content-Disposition"] = 'attachment; filename="resource_group"'
+    response["Content-Disposition"] = download_header("resource_group")
     return response
 
 

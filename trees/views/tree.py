@@ -15,6 +15,7 @@ from accounting.selectors import (
     recent_jobs_get,
 )
 from trees.access import Access, access_get, visible_ids_get
+from trees.downloads import download_header
 from trees.engine.pbs import ROOT_ALIAS
 from trees.engine.ranking import furthest_over_target
 from trees.explanations import (
@@ -102,7 +103,9 @@ def cluster_listing_text(request: HttpRequest, name: str) -> HttpResponse:
         raise PermissionDenied("the whole tree's listing is for those who may read every node")
     response = HttpResponse(cluster_listing_get(cluster=cluster), content_type="text/plain")
     tool = "sshare" if cluster.scheduler == Scheduler.SLURM else "pbsfs"
-    response["Content-Disposition"] = f'inline; filename="{cluster.name}-{tool}.txt"'
+    response["Content-Disposition"] = download_header(
+        cluster.name, tool, extension="txt", inline=True
+    )
     return response
 
 

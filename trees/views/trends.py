@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -11,6 +9,7 @@ from django.utils import timezone
 
 from accounting.selectors import Trends, trends_get
 from trees.access import Access, access_get
+from trees.downloads import CsvWriter, download_header
 from trees.engine.trends import far_over_target, shares_over_time
 from trees.explanations import EXPLANATIONS
 from trees.models import Cluster, Node, Scheduler
@@ -84,21 +83,24 @@ def _csv(cluster: Cluster, node: Node, span: str, trends: Trends) -> HttpRespons
     child, decayed usage), `share` (child, target share and share of usage as percents, as the
     page shows them) and `top` (entity, jobs, core-hours, usage)."""
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    filename = f"{cluster.name}-{node.name}-trends-{span}.csv"
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    out = csv.writer(response)
+    response["Content-Disposition"] = download_header(
+        cluster.name, node.name, "trends", span, extension="csv"
+    )
+    # Numbers go in as numbers (csv writes a float's repr, every digit kept): only text can
+    # start like a formula.
+    out = CsvWriter(response)
     out.writerow(["section", "at", "name", "usage", "target_percent", "usage_percent", "jobs",
                   "core_hours"])  # fmt: skip
     for child in trends.children:
         for moment, value in zip(trends.at, trends.usage[child.pk], strict=True):
             if value is not None:
-                out.writerow(["usage", moment.isoformat(), child.name, repr(value), "", "", "", ""])
+                out.writerow(["usage", moment.isoformat(), child.name, value, "", "", "", ""])
     for child in trends.children:
         share = trends.usage_share(child)
         target = percent_text(child.group_perc, slurm=cluster.scheduler == Scheduler.SLURM)
-        out.writerow(["share", "", child.name, repr(child.usage), target,
+        out.writerow(["share", "", child.name, child.usage, target,
                       percent_text(share, slurm=True), "", ""])  # fmt: skip
     for row in trends.top:
-        out.writerow(["top", "", row.key, repr(row.usage), "", "", row.jobs,
-                      repr(row.core_hours)])  # fmt: skip
+        out.writerow(["top", "", row.key, row.usage, "", "", row.jobs,
+                      row.core_hours])  # fmt: skip
     return response

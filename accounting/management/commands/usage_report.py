@@ -1,10 +1,10 @@
-import csv
 import json
 from typing import Any
 
 from django.core.management.base import CommandParser
 
 from accounting.selectors import REPORT_GROUPS, usage_report_get
+from trees.downloads import CsvWriter
 from trees.management.commands._base import FairshareCommand
 
 
@@ -31,7 +31,7 @@ class Command(FairshareCommand):
         if options["format"] == "json":
             self.stdout.write(json.dumps([row.document() for row in rows], indent=2))
             return
-        writer = csv.writer(self.stdout, lineterminator="\n")
+        writer = CsvWriter(self.stdout, lineterminator="\n")
         writer.writerow(["key", "jobs", "core_hours", "usage"])
         for row in rows:
-            writer.writerow([row.key, row.jobs, repr(row.core_hours), repr(row.usage)])
+            writer.writerow([row.key, row.jobs, row.core_hours, row.usage])

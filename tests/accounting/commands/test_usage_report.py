@@ -67,3 +67,16 @@ def test_bad_windows_and_clusters(run: Run, site: None) -> None:
     window = ("--since", "2026-03-02", "--until", "2026-03-01")
     backwards = run("usage_report", "--cluster", "site", *window)
     assert backwards.status == 1
+
+
+def test_csv_keys_that_start_like_formulas_are_text(run: Run, tmp_path: Path) -> None:
+    day1 = DAY1.replace("group=chem", "group=@SUM(1+1)").replace("group=phys", "group=-2+3")
+    day2 = DAY2.replace("group=phys", "group=-2+3")
+    paths = write_file(tmp_path, "20260301", day1), write_file(tmp_path, "20260302", day2)
+    assert run("ingest_pbs_accounting", *paths, "--cluster", "site").status == 0
+    ran = run("usage_report", "--cluster", "site", "--by", "group", "--format", "csv")
+    assert list(csv.reader(io.StringIO(ran.out))) == [
+        ["key", "jobs", "core_hours", "usage"],
+        ["'-2+3", "3", "195.0", "702000.0"],
+        ["'@SUM(1+1)", "1", "4.0", "14400.0"],
+    ]

@@ -174,3 +174,38 @@ def test_without_a_child_far_over_target_the_page_says_so(client: Client) -> Non
     carol(client)
     text = client.get("/clusters/hpc/trends/", {"node": str(physics.pk)}).content.decode()
     assert "No child ran far over its target in this period" in text
+
+
+def test_names_that_start_like_formulas_are_text_in_the_csv(client: Client) -> None:
+    physics = node("hpc", "physics")
+    first, second = hand_made(physics)
+    Node.objects.filter(pk=first.pk).update(name='=HYPERLINK("http://evil.example","x")')
+    Node.objects.filter(pk=second.pk).update(name="@SUM(1+1)")
+    charged = Job.objects.filter(node__parent=physics).exclude(state="R")
+    best = charged.order_by("-usage").first()
+    assert best is not None, "physics ran jobs in the demo"
+    charged.filter(entity=best.entity).update(entity="-2+3")
+    carol(client)
+    response = client.get(
+        "/clusters/hpc/trends/", {"node": str(physics.pk), "range": "all", "format": "csv"}
+    )
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    names = {(row[0], row[2]) for row in rows}
+    for section in ("usage", "share"):
+        assert (section, '\'=HYPERLINK("http://evil.example","x")') in names
+        assert (section, "'@SUM(1+1)") in names
+    assert ("top", "'-2+3") in names
+    assert not [row for row in rows if any(cell[:1] in "=+-@\t\r" for cell in row if cell)]
+
+
+def test_a_node_s_name_cannot_add_to_the_csv_s_file_name(client: Client) -> None:
+    physics = node("hpc", "physics")
+    Node.objects.filter(pk=physics.pk).update(name='x";filename=evil.bat;x="')
+    carol(client)
+    response = client.get(
+        "/clusters/hpc/trends/", {"node": str(physics.pk), "range": "7d", "format": "csv"}
+    )
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == (
+        'attachment; filename="hpc-x_filename_evil.bat_x-trends-7d.csv"'
+    )
