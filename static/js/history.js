@@ -83,7 +83,7 @@
       drawAccelerator(data, layout, line, legend);
       return;
     }
-    const usageLayout = layout("Usage", `${box.dataset.unit}, decayed`);
+    const usageLayout = layout("Usage", `${chartText(box.dataset.unit)}, decayed`);
     usageLayout.showlegend = legend.length > 0;
     Plotly.react("history-usage", [line("usage", data.usage), ...legend], usageLayout, {
       displaylogo: false,

@@ -350,7 +350,7 @@
           // block of a zoomed view zooms back out instead.
           pathbar: { visible: false },
           ids: docs.map((doc) => String(doc.id)),
-          labels: docs.map((doc) => doc.name),
+          labels: docs.map((doc) => chartText(doc.name)),
           parents: docs.map((doc) => (ids.has(doc.parent) ? String(doc.parent) : "")),
           values: docs.map((doc) => Math.max(0, doc.fairshare_perc - (covered.get(doc.id) || 0))),
           branchvalues: "remainder",

@@ -30,22 +30,23 @@
       type: "scatter",
       mode: "lines",
       stackgroup: "usage",
-      name: series.name,
+      name: chartText(series.name),
       line: { color: colour(index) },
       x: data.at,
       y: series.usage,
     })),
-    layout(`usage (${data.unit}, decayed)`, {}),
+    layout(`usage (${chartText(data.unit)}, decayed)`, {}),
     { displaylogo: false },
   );
   if (!document.getElementById("shares-chart")) return;
   const percent = (values) => values.map((value) => (value === null ? null : 100 * value));
   const lines = [];
   data.series.forEach((series, index) => {
+    const name = chartText(series.name);
     lines.push({
       type: "scatter",
       mode: "lines",
-      name: `${series.name}: share of usage`,
+      name: `${name}: share of usage`,
       legendgroup: series.name,
       line: { color: colour(index), width: 2.5 },
       x: data.at,
@@ -55,7 +56,7 @@
     lines.push({
       type: "scatter",
       mode: "lines",
-      name: `${series.name}: target`,
+      name: `${name}: target`,
       legendgroup: series.name,
       line: { color: colour(index), width: 1.5, dash: "dash" },
       x: data.at,

@@ -48,8 +48,6 @@
         .filter((value) => value !== null),
     ),
   );
-  // Project names are the site's data, not markup: plotly reads <b> and <br> in its texts.
-  const plain = (text) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   const traces = [];
   const layout = {
     height: 110 + 230 * rows,
@@ -76,7 +74,7 @@
         line: { color: look.colour, dash, width },
         x,
         y,
-        meta: plain(project.name),
+        meta: chartText(project.name),
         hovertemplate: `%{meta}, ${name}: %{y:.1f} %<extra></extra>`,
       });
       traces.push(line(`${side}: delivered`, data.at, project[side], look.dash, 2));
@@ -101,7 +99,7 @@
       title: index % columns === 0 ? { text: "share of delivered<br>core-seconds (%)" } : undefined,
     };
     layout.annotations.push({
-      text: `<b>${plain(project.name)}</b>`,
+      text: `<b>${chartText(project.name)}</b>`,
       xref: `x${axis} domain`,
       yref: `y${axis} domain`,
       x: 0,
