@@ -30,10 +30,12 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,11 +190,73 @@ def child() -> None:
         f"/metrics for {nodes:,} nodes (METRICS_MAX_DEPTH 3: every node;"
         f" {metrics_size / 2**20:.1f} MiB): {metrics:.0f} ms (target: under 1 s)"
     )
+    instants = history_instants(now - timedelta(minutes=1))
+    started = time.perf_counter()
+    rows = history_of_every_node(cluster, instants, but=node)
+    print(
+        f"a year of history for every node: {rows:,} rows ({len(instants)} kept cycles)"
+        f" written in {time.perf_counter() - started:.0f} s"
+    )
+    tree = "/api/clusters/bench/tree/?at="
+    for label, at in (
+        ("a day 100 days ago, between two kept cycles", now - timedelta(days=100, hours=5)),
+        ("the last cycle", now),
+    ):
+        then, then_size = median_ms(getter(tree + urllib.parse.quote(at.isoformat())))
+        print(
+            f"the API's tree at {label} ({then_size / 2**20:.1f} MiB): {then:.0f} ms"
+            f" (median of {ROUNDS}; target: under 1 s)"
+        )
+    far, _ = median_ms(
+        refused(base + tree + urllib.parse.quote("9999-12-31T23:59:59+14:00"), cookie)
+    )
+    print(f"the tree at 9999-12-31T23:59:59+14:00, a 400 (after the history): {far:.1f} ms")
     server.shutdown()
     project = Node.objects.get(cluster=cluster, name="p5-5")
     paths = ["/clusters/bench/tree.json?levels=3", f"/clusters/bench/nodes/{project.pk}/"]
     if not load_run(paths, cookie):
         sys.exit(1)
+
+
+def history_of_every_node(cluster: Any, instants: list[datetime], but: Any) -> int:
+    """The history a cycle writes, at each of `instants`, for every node of the cluster but
+    `but` (which has its own), with the cycles' ledger; in the database, as cycles write it.
+    The rows written."""
+    from django.db import connection
+
+    from accounting.models import Cycle, NodeHistory
+    from accounting.services.history import history_partitions_make
+    from trees.models import Node
+
+    history_partitions_make(first=instants[0], last=instants[-1])
+    Cycle.objects.bulk_create(Cycle(cluster=cluster, at=at, started_at=at) for at in instants)
+    history, nodes = NodeHistory._meta.db_table, Node._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {history} (node_id, at, usage, fairshare_perc, fairshare_tree_usage,"
+            " fairshare_factor) SELECT n.id, t.at, n.usage, n.fairshare_perc,"
+            f" n.fairshare_tree_usage, n.fairshare_factor FROM {nodes} n"
+            " CROSS JOIN unnest(%s::timestamptz[]) AS t(at) WHERE n.cluster_id = %s AND n.id <> %s",
+            [instants, cluster.pk, but.pk],
+        )
+        written = cursor.rowcount
+        cursor.execute(f"ANALYZE {history}")  # as autovacuum would have, long before a year
+    return int(written)
+
+
+def refused(url: str, cookie: str) -> Callable[[], bytes]:
+    """A fetch of an address that answers 400, its body."""
+
+    def fetch() -> bytes:
+        try:
+            urllib.request.urlopen(urllib.request.Request(url, headers={"Cookie": cookie}))
+        except urllib.error.HTTPError as answer:
+            if answer.code != 400:
+                raise
+            return bytes(answer.read())
+        raise RuntimeError(f"{url} answered 200")
+
+    return fetch
 
 
 def _etag(url: str, cookie: str) -> str:
