@@ -398,7 +398,7 @@ def metrics_reader_check(
         sent = bearer_token(authorization)
         token = None if sent is None else api_token_authenticate(token=sent, now=now)
     except TokenRefused as refused:
-        return Refusal(401, str(refused))
+        return Refusal(401, refused.answer)  # one answer for unknown, revoked and expired
     if token is not None:
         if token.scope != TokenScope.METRICS:
             return Refusal(403, "/metrics takes a token of the `metrics` scope")

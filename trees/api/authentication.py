@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.utils import timezone
@@ -11,6 +12,8 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
 from trees.services.tokens import TokenRefused, api_token_authenticate, bearer_token
+
+logger = logging.getLogger(__name__)
 
 
 class BearerTokenAuthentication(BaseAuthentication):
@@ -22,7 +25,8 @@ class BearerTokenAuthentication(BaseAuthentication):
                 return None  # no token: the session, or anonymous
             token = api_token_authenticate(token=sent, now=timezone.now())
         except TokenRefused as refused:
-            raise AuthenticationFailed(str(refused)) from None
+            logger.info("API token refused: %s", refused)  # the reason, which the answer hides
+            raise AuthenticationFailed(refused.answer) from None
         return token.user, token
 
     def authenticate_header(self, request: Request) -> str:

@@ -21,8 +21,18 @@ LAST_USED_STEP = timedelta(minutes=1)  # last_used_at is written at most this of
 ADMIN_SCOPES = {TokenScope.WRITE, TokenScope.METRICS}
 
 
+# What a refused token is told, whatever the reason: a reason per case (unknown, revoked,
+# expired) told whoever held a token whether it had ever been one.
+NOT_VALID = "the token is not valid: unknown, revoked or expired"
+
+
 class TokenRefused(Exception):
-    """The token names no usable token; the message says why, without the token."""
+    """The token names no usable token; the message says why, without the token (for the
+    log), `answer` what the caller is told."""
+
+    def __init__(self, reason: str, *, answer: str | None = None) -> None:
+        super().__init__(reason)
+        self.answer = reason if answer is None else answer
 
 
 def token_digest(token: str) -> str:
@@ -111,13 +121,13 @@ def api_token_authenticate(*, token: str, now: datetime) -> ApiToken:
         else None
     )
     if found is None:
-        raise TokenRefused("no such token")
+        raise TokenRefused("no such token", answer=NOT_VALID)
     if found.revoked_at is not None:
-        raise TokenRefused("the token was revoked")
+        raise TokenRefused("the token was revoked", answer=NOT_VALID)
     if now >= found.expires_at:
-        raise TokenRefused("the token has expired")
+        raise TokenRefused("the token has expired", answer=NOT_VALID)
     if not found.user.is_active:
-        raise TokenRefused("the token's user is inactive")
+        raise TokenRefused("the token's user is inactive", answer=NOT_VALID)
     if found.last_used_at is None or now - found.last_used_at >= LAST_USED_STEP:
         with transaction.atomic():
             ApiToken.objects.filter(pk=found.pk).update(last_used_at=now)

@@ -917,7 +917,7 @@ def test_an_anonymous_caller_is_told_to_authenticate_in_json(client: Client) -> 
         assert body["error"].startswith("authentication is needed")
         assert response["WWW-Authenticate"].startswith("Bearer")
     unknown = client.get("/api/clusters/", headers={"Authorization": "Bearer x"})
-    assert unknown.json()["detail"] == "no such token"
+    assert unknown.json()["detail"] == "the token is not valid: unknown, revoked or expired"
     assert unknown["WWW-Authenticate"] == 'Bearer realm="api"'
 
 
