@@ -51,6 +51,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/accelerator.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/simulate.py
+	$(BIN)/python bench/depth.py
 
 ## The production topology end to end on the local PostgreSQL and Redis: gunicorn with DEBUG
 ## off, a Celery worker and the beat, accounting pushed, a worker killed mid-cycle, a restore

@@ -164,6 +164,8 @@ def cycle_policy_check(cluster: Cluster) -> None:
         raise CycleRefused(f"cluster {cluster.name} has no tree: import {how}")
 
 
+RUNS_READ = 5000  # jobs read, and their accruals written, at a time
+
 # A stored run as stored_run reads it: rows, not model instances (a cycle reads every running job).
 RUN_FIELDS = (
     "pk", "state", "entity", "start", "end", "usage", "accrued", "accrual_closed", "mom",
@@ -178,7 +180,9 @@ def _accruing(cluster: Cluster, now: datetime) -> list[Run]:
         .filter(Q(state=JobState.RUNNING) | (~Q(accrued=F("usage")) & Q(accrual_closed=False)))
         .order_by("start", "pk")
     )
-    return [stored_run(job) for job in jobs.values(*RUN_FIELDS)]
+    # Read a chunk at a time, without the queryset's cache: after a push of 1.5 million ended
+    # jobs the cached rows (a dict each) beside the runs made a cycle peak at 2.5 GB.
+    return [stored_run(job) for job in jobs.values(*RUN_FIELDS).iterator(chunk_size=RUNS_READ)]
 
 
 def stored_run(job: Mapping[str, Any]) -> Run:
@@ -202,8 +206,10 @@ def stored_run(job: Mapping[str, Any]) -> Run:
 
 
 def _accruals_save(runs: Iterable[Run]) -> None:
-    rows = [(run.key, run.accrued, run.closed) for run in runs]
-    rows_update(Job, ["accrued", "accrual_closed"], rows)
+    changed = list(runs)
+    for start in range(0, len(changed), RUNS_READ):
+        rows = [(run.key, run.accrued, run.closed) for run in changed[start : start + RUNS_READ]]
+        rows_update(Job, ["accrued", "accrual_closed"], rows)
 
 
 def _slurm_cycle(
