@@ -42,6 +42,7 @@ from trees.models import Cluster, Scheduler
 from trees.quantities import span_text, wait_text
 from trees.views.documents import document_response
 from trees.views.lookup import cluster_or_404
+from trees.views.parameters import JOBS_PAGE, page_or_404
 
 NO_JOB = "no such waiting job"
 TERM_COLOURS = 8  # static/css/jobs.css: .term-0 to .term-7, Okabe and Ito's palette
@@ -66,15 +67,15 @@ class JobLookup:
 
 def job_lookup(request: HttpRequest, name: str, job_id: str) -> JobLookup:
     """The cluster's waiting job of that id, if the person may read it; 404 otherwise, the same
-    for a job they may not read as for one that does not exist."""
+    for a job they may not read as for one that does not exist, after the same queries (their
+    access first, then the job with its path)."""
     cluster = cluster_or_404(name)
     if cluster.scheduler not in (Scheduler.PBS, Scheduler.SLURM):
         raise Http404(NO_JOB)
-    row = queued_row_get(cluster=cluster, job_id=job_id)
-    if row is None:
-        raise Http404(NO_JOB)
     access = access_get(user=request.user, cluster=cluster)
-    if not job_readable(access, row, scheduler_user(request.user)):
+    me = scheduler_user(request.user)
+    row = queued_row_get(cluster=cluster, job_id=job_id)
+    if row is None or not job_readable(access, row, me):
         raise Http404(NO_JOB)
     return JobLookup(cluster, access, row)
 
@@ -327,17 +328,22 @@ def queue_rows(
 
 
 def queue_page(request: HttpRequest, name: str) -> HttpResponse:
-    """Every waiting job of the cluster in the order the scheduler considers them, the held
-    ones after; for anyone who may read the cluster, jobs of private entities masked."""
+    """The cluster's waiting jobs in the order the scheduler considers them, the held ones
+    after, JOBS_PAGE a page (`page`); for anyone who may read the cluster, jobs of private
+    entities masked. Each job keeps its place in the whole order, whatever its page."""
     cluster = cluster_or_404(name)
     if cluster.scheduler not in (Scheduler.PBS, Scheduler.SLURM):
         raise Http404("no queue is read for this cluster")
     now = timezone.now()
     order = queue_get(cluster=cluster, now=now)
+    page = page_or_404(request, [*order.ordered, *order.held], JOBS_PAGE)
+    # The page's jobs before this index are in the order, those from it held.
+    first_held = max(0, len(order.ordered) - page.start_index() + 1)
     access = access_get(user=request.user, cluster=cluster)
     me = scheduler_user(request.user)
-    ordered = queue_rows(cluster, order.ordered, access, me, now)
-    held = queue_rows(cluster, order.held, access, me, now)
+    jobs: list[QueuedJob] = list(page.object_list)
+    ordered = queue_rows(cluster, jobs[:first_held], access, me, now)
+    held = queue_rows(cluster, jobs[first_held:], access, me, now)
     return render(
         request,
         "trees/queue.html",
@@ -346,6 +352,9 @@ def queue_page(request: HttpRequest, name: str) -> HttpResponse:
             "slurm": cluster.scheduler == Scheduler.SLURM,
             "order": order,
             "now": now,
+            "page": page,
+            "waiting": len(order.ordered),
+            "held_count": len(order.held),
             "ordered": ordered,
             "held": held,
             "masked": any(row.masked for row in (*ordered, *held)),

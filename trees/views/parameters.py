@@ -24,6 +24,7 @@ MAX_LEVELS = 3  # of a tree.json answer below its top
 HISTORY_RANGES = {"7d": timedelta(days=7), "30d": timedelta(days=30), "1y": timedelta(days=365)}
 AUDIT_PAGE = 100  # share changes a page of the audit trail lists
 CHILDREN_PAGE = 100  # children a node page lists a page
+JOBS_PAGE = 100  # waiting jobs the queue page lists a page
 NODE_CHILDREN_PAGE = 1000  # children the API's node answers a page at most (and by default)
 MAX_PARENTS_LISTED = 1000  # groups the edit page offers as a child's new parent
 _WHOLE_NUMBER = re.compile(r"[0-9]{1,30}")  # ASCII digits only: str.isdigit() takes `²`

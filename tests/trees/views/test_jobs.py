@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 import pytest
 from django.contrib.auth.models import User
+from django.contrib.humanize.templatetags.humanize import ordinal
 from django.test import Client
 from django.utils import timezone
 
@@ -280,3 +281,67 @@ def test_without_a_formula_pbs_s_sort_criteria_order_the_job(
     assert "usage/perc (fair_share)" in text
     assert "termbar" not in page
     assert "has no job_sort_formula: it orders the jobs by its sort keys" in text
+
+
+def waiting_jobs_made(cluster: Cluster, how_many: int, now: datetime) -> None:
+    """`how_many` one-core jobs of bio's, each a minute younger than the one before: they rank
+    after 102.srv (a day eligible) and before 101[1] (cond, far over target), oldest first."""
+    request = json.dumps(asdict(JobRequest(resources={"ncpus": 1, "walltime": 60})))
+    bio = Node.objects.get(cluster=cluster, name="bio")
+    jobs = []
+    for number in range(how_many):
+        eligible = now - timedelta(minutes=how_many - number)
+        job = Job(
+            cluster=cluster, job_id=str(2000 + number), run=1, state="queued", entity="bio",
+            node=bio, user="bea", queue="workq", ncpus=1, requested_walltime=60, ctime=eligible,
+            qtime=eligible, etime=eligible, source_file="test", source_line=2 + number,
+            request=request,
+        )  # fmt: skip
+        jobs.append(job)
+    Job.objects.bulk_create(jobs)
+
+
+def queue_places(page: str) -> list[list[str]]:
+    """The Place column of each table of the queue page, table by table."""
+    tables = re.findall(r'<table class="queue">(.*?)</table>', page, re.S)
+    return [re.findall(r"<tr[^>]*>\s*<td>([^<]*)</td>", table) for table in tables]
+
+
+def test_the_queue_page_lists_a_page_of_jobs_numbered_in_the_scheduler_s_order(
+    client: Client, bea: User, queue_site: Cluster, queue_now: datetime
+) -> None:
+    waiting_jobs_made(queue_site, 147, queue_now)  # 150 waiting, and 104 held
+    first = client.get("/clusters/q/queue/")
+    assert first.status_code == 200
+    page, text = first.content.decode(), text_of(first)
+    (places,) = queue_places(page)
+    assert places == [ordinal(place) for place in range(1, 101)]
+    assert "Queue of q 150 waiting, 1 held" in text
+    assert '<p class="pages">151 jobs; page 1 of 2' in page
+    assert '<a href="?page=2">next</a>' in page
+    assert "previous</a>" not in page
+    assert " 2146 " not in text  # the last of them: on the second page, as 103 is
+    assert " 103 " not in text
+    second = client.get("/clusters/q/queue/", {"page": "2"})
+    page, text = second.content.decode(), text_of(second)
+    waiting, held = queue_places(page)
+    assert waiting == [ordinal(place) for place in range(101, 151)]
+    assert held == ["held"]
+    assert "Queue of q 150 waiting, 1 held" in text
+    assert "150th 1st 103 grav gus long 8 1 hour 419.8450" in text
+    assert "No job is waiting" not in text
+    assert '<a href="?page=1">previous</a>' in page
+    assert "next</a>" not in page
+    assert client.get("/clusters/q/queue/", {"page": "3"}).status_code == 404
+    assert client.get("/clusters/q/queue/", {"page": "x"}).status_code == 400
+
+
+def test_a_page_of_held_jobs_alone_does_not_say_nothing_waits(
+    client: Client, bea: User, queue_site: Cluster, queue_now: datetime
+) -> None:
+    waiting_jobs_made(queue_site, 97, queue_now)  # 100 waiting: page 2 is 104, held, alone
+    second = client.get("/clusters/q/queue/", {"page": "2"})
+    page, text = second.content.decode(), text_of(second)
+    assert queue_places(page) == [["held"]]
+    assert "No job is waiting" not in text
+    assert '<p class="pages">101 jobs; page 2 of 2' in page
