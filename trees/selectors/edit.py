@@ -16,7 +16,7 @@ from trees.engine.edit import (
     tree_version,
 )
 from trees.engine.pbs import GroupDef
-from trees.models import Cluster, Membership
+from trees.models import Cluster, Membership, Node, NodeOrigin
 from trees.selectors.pbs import PbsState, pbs_state_get, pbs_tree_of
 
 
@@ -35,6 +35,11 @@ class TreeEditPreview:
     edited: EditedTree
     changes: list[StandingChange]  # empty when the edit has problems
     memberships_removed: int  # people's memberships of the nodes the edit removes
+
+
+def defined_children_count_get(*, node: Node) -> int:
+    """How many children the tree defines under the node: the rows its edit form would have."""
+    return node.children.filter(origin=NodeOrigin.DEFINED).count()
 
 
 def tree_edit_preview_get(*, cluster: Cluster, edits: Sequence[ChildEdit]) -> TreeEditPreview:

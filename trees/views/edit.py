@@ -30,7 +30,7 @@ from trees.forms import NEW_ROWS, ChildForm, ChildFormSet, EditForm, edit_digest
 from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
 from trees.quantities import standing_row
 from trees.selectors.audit import share_changes_get, share_changes_since_get
-from trees.selectors.edit import tree_edit_preview_get
+from trees.selectors.edit import defined_children_count_get, tree_edit_preview_get
 from trees.selectors.nodes import (
     defined_children_get,
     existing_ids_get,
@@ -42,6 +42,7 @@ from trees.services.tree_edit import EditRefused, TreeChanged, tree_edit
 from trees.views.lookup import cluster_node_or_404, cluster_or_404, node_view
 from trees.views.parameters import (
     AUDIT_PAGE,
+    MAX_EDIT_CHILDREN,
     MAX_NAME,
     MAX_PARENTS_LISTED,
     BadParameter,
@@ -62,13 +63,28 @@ def node_edit(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
     """The node's children: shares, names, parents (a move), removal, new children; `Preview`
     shows every node whose target share or factor would change, `Save` (only of the edit just
     previewed, with a reason) stores it. An edit made on a tree that has changed since is
-    refused with the changes, and nothing is saved."""
+    refused with the changes, and nothing is saved. A node of more than MAX_EDIT_CHILDREN
+    children has no form: the page points to the resource_group file and its import."""
     at = node_view(request, name, node_id, scheduler=Scheduler.PBS)
     if not at.access.admin:
         raise PermissionDenied("editing shares is for admins")
     cluster, node = at.cluster, at.node
     if node.parent_id is not None and node.origin != NodeOrigin.DEFINED:
         raise Http404("only the root and the tree's own entries have children to edit")
+    children = defined_children_count_get(node=node)
+    if children > MAX_EDIT_CHILDREN:  # a form of 200,000 rows is no form: the file is
+        return render(
+            request,
+            "trees/edit_too_many.html",
+            {
+                "cluster": cluster,
+                "node": node,
+                "path": node_path_get(node=node),
+                "children": children,
+                "most": MAX_EDIT_CHILDREN,
+            },
+            status=400 if request.method == "POST" else 200,
+        )
     here = resource_group_parent(node.name)  # what the rows' parent field calls this node
     if request.method != "POST":
         return _page(request, cluster, node, _fresh(cluster, node, here))

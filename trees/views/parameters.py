@@ -27,6 +27,7 @@ CHILDREN_PAGE = 100  # children a node page lists a page
 JOBS_PAGE = 100  # waiting jobs the queue page lists a page
 NODE_CHILDREN_PAGE = 1000  # children the API's node answers a page at most (and by default)
 MAX_PARENTS_LISTED = 1000  # groups the edit page offers as a child's new parent
+MAX_EDIT_CHILDREN = 500  # children the edit page puts in its one form; more: the resource_group
 _WHOLE_NUMBER = re.compile(r"[0-9]{1,30}")  # ASCII digits only: str.isdigit() takes `²`
 
 

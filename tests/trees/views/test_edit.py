@@ -12,6 +12,7 @@ from tests.cast import login, node
 from trees.formats.resource_group import parse_resource_group
 from trees.models import Node, ShareChange
 from trees.selectors.pbs import pbs_state_get
+from trees.views.parameters import MAX_EDIT_CHILDREN
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("samples")]
 
@@ -307,3 +308,44 @@ def test_the_node_page_links_to_the_edit_for_admins_only(alice: Client) -> None:
     page = member.get(f"/clusters/whitepaper/nodes/{node('whitepaper', 'B1').pk}/")
     assert page.status_code == 200
     assert "children</a>" not in page.content.decode()
+
+
+def users_made_under(name: str, how_many: int) -> None:
+    """`how_many` entities of the tree under the group, after its own entries."""
+    group = node("whitepaper", name)
+    Node.objects.bulk_create(
+        Node(
+            cluster=group.cluster,
+            parent=group,
+            name=f"u{number:04d}",
+            shares=1,
+            position=10_000 + number,
+            cgroup_id=10_000 + number,
+        )
+        for number in range(how_many)
+    )
+
+
+def test_a_group_of_too_many_children_for_one_form_points_to_the_resource_group(
+    alice: Client,
+) -> None:
+    users_made_under("B4", MAX_EDIT_CHILDREN - 1)  # B4 has L5 of its own
+    assert rows(opened(alice, "B4"))["u0498"] == MAX_EDIT_CHILDREN - 1
+    users_made_under("B2", MAX_EDIT_CHILDREN - 2)  # and B2 three: one too many
+    answer = alice.get(edit_url("B2"))
+    assert answer.status_code == 200
+    page = answer.content.decode()
+    assert '<form method="post" class="edit"' not in page
+    assert len(_INPUT.findall(page)) < 5  # the log-out form's, not a row a child
+    said = text(answer)
+    assert f"B2 has {MAX_EDIT_CHILDREN + 1:,} children: more than the {MAX_EDIT_CHILDREN}" in said
+    assert 'href="/clusters/whitepaper/resource_group"' in page
+    assert 'href="/clusters/whitepaper/import/"' in page
+    before = ShareChange.objects.count()
+    data = {"child-TOTAL_FORMS": "1", "child-INITIAL_FORMS": "1", "child-0-original": "B3",
+            "child-0-name": "B3", "child-0-parent": "B2", "child-0-shares": "1"}  # fmt: skip
+    refused = post(alice, "B2", {**data, "reason": "r"}, "save")
+    assert refused.status_code == 400
+    assert f"more than the {MAX_EDIT_CHILDREN}" in text(refused)
+    assert ShareChange.objects.count() == before
+    assert node("whitepaper", "B3").shares == 75
