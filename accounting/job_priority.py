@@ -25,7 +25,7 @@ from accounting.selectors import cycle_slot_of
 from trees.engine.formula import FormulaError, FormulaValueError, describe_terms
 from trees.engine.ranking import furthest_over_target
 from trees.models import Cluster, Node, Scheduler
-from trees.selectors.nodes import node_path_get
+from trees.selectors.nodes import node_path_by_id_get, node_path_get
 from trees.selectors.priority_config import multifactor_config_get
 
 # What a term of job_sort_formula must read to move with the entity's usage; fairshare_perc
@@ -109,30 +109,19 @@ class QueuedRow:
 
 def queued_row_get(*, cluster: Cluster, job_id: str) -> QueuedRow | None:
     """The cluster's waiting job of that id, if any (the partial index of the running and
-    queued rows finds it), with its entity's path."""
+    queued rows finds it), with its entity's path (one query, whatever its depth). The path
+    is looked up for a job that does not wait too, as for no node (id 0): a job hidden from
+    the person and a missing one then cost the same queries."""
     row = (
         Job.objects.filter(cluster=cluster, job_id=job_id, state=JobState.QUEUED)
         .values_list("user", "node_id")
         .first()
     )
+    user, node_id = row if row is not None else ("", None)
+    path = node_path_by_id_get(node_id=node_id or 0, cluster=cluster)
     if row is None:
         return None
-    user, node_id = row
-    return QueuedRow(job_id, user, _path_ids(cluster, node_id) if node_id else [])
-
-
-def _path_ids(cluster: Cluster, node_id: int) -> list[int]:
-    """A node's ids from the root (one query a level); empty for a node the cluster lacks."""
-    path: list[int] = []
-    step: int | None = node_id
-    while step is not None:
-        parent = Node.objects.filter(cluster=cluster, pk=step).values_list("parent_id").first()
-        if parent is None:
-            return []
-        path.append(step)
-        step = parent[0]
-    path.reverse()
-    return path
+    return QueuedRow(job_id, user, [step.pk for step in path])
 
 
 def priorities_at(cluster: Cluster, now: datetime) -> datetime:

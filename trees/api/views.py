@@ -60,7 +60,7 @@ from trees.selectors.tree_json import EVERY_LEVEL, tree_answer_get
 from trees.serializers import cluster_document, json_number
 from trees.views.compare import reads_label
 from trees.views.jobs import NO_JOB, job_lookup, job_reasons, queue_rows
-from trees.views.lookup import cluster_or_404, node_view
+from trees.views.lookup import cluster_or_404, node_anywhere_view, node_view
 from trees.views.parameters import (
     HISTORY_RANGES,
     MAX_NAME,
@@ -354,12 +354,9 @@ class NodeDetail(ApiView):
 
 
 def _node_view(request: Request, node_id: int, shown: Any) -> Any:
-    """The node of that id in any cluster, if `shown` to the person (404 otherwise)."""
-    cluster_id = Node.objects.filter(pk=node_id).values_list("cluster_id", flat=True).first()
-    if cluster_id is None:
-        raise Http404("no such node")
-    cluster = Cluster.objects.get(pk=cluster_id)
-    return node_view(django_request(request), cluster, node_id, shown=shown)
+    """The node of that id in any cluster, if `shown` to the person (404 otherwise, after
+    the same queries for a hidden node as for a missing one)."""
+    return node_anywhere_view(django_request(request), node_id, shown=shown)
 
 
 class History(ApiView):

@@ -1,5 +1,7 @@
 """What every node view starts with: the cluster, the node, its path from the root and the
-person's access to it; a node they may not see answers 404, as one that does not exist."""
+person's access to it; a node they may not see answers 404, as one that does not exist, after
+the same queries (the person's access first, then the node's path in one query), so that
+neither the answer nor its time tells a hidden node from a missing one."""
 
 from __future__ import annotations
 
@@ -8,10 +10,10 @@ from dataclasses import dataclass
 
 from django.http import Http404, HttpRequest
 
-from trees.access import Access, access_get
+from trees.access import Access, access_get, is_admin
 from trees.models import Cluster, Node
 from trees.selectors.clusters import cluster_get, cluster_node_get, root_get
-from trees.selectors.nodes import node_path_get
+from trees.selectors.nodes import node_path_by_id_get
 
 
 @dataclass(frozen=True)
@@ -61,10 +63,43 @@ def node_view(
     `access`: theirs, when the view has read it already."""
     if isinstance(cluster, str):
         cluster = cluster_or_404(cluster, scheduler=scheduler)
-    node = cluster_node_or_404(cluster, node_id)
-    path = node_path_get(node=node)
     if access is None:
+        access = access_get(user=request.user, cluster=cluster)
+    if node_id is None:
+        path = [cluster_node_or_404(cluster, None)]
+    else:
+        path = node_path_by_id_get(node_id=node_id, cluster=cluster)
+    if not path or not shown(access, [step.pk for step in path]):
+        raise Http404("no such node")
+    return NodeView(cluster, path[-1], path, access)
+
+
+def node_anywhere_view(
+    request: HttpRequest,
+    node_id: int,
+    *,
+    shown: Callable[[Access, Sequence[int]], bool] = Access.opens,
+) -> NodeView:
+    """The node of that id in whichever cluster holds it (the API's /api/nodes/ID/), if
+    `shown` to the person. Only a cluster whose usage is private hides nodes, so the person's
+    access to each of those is read before the node is looked up, whether or not it exists: a
+    node hidden there and a missing one cost the same queries."""
+    private = (
+        {}
+        if is_admin(request.user)
+        else {
+            cluster.pk: (cluster, access_get(user=request.user, cluster=cluster))
+            for cluster in Cluster.objects.filter(private_usage=True)
+        }
+    )
+    path = node_path_by_id_get(node_id=node_id)
+    if not path:
+        raise Http404("no such node")
+    if path[-1].cluster_id in private:
+        cluster, access = private[path[-1].cluster_id]
+    else:
+        cluster = Cluster.objects.get(pk=path[-1].cluster_id)
         access = access_get(user=request.user, cluster=cluster)
     if not shown(access, [step.pk for step in path]):
         raise Http404("no such node")
-    return NodeView(cluster, node, path, access)
+    return NodeView(cluster, path[-1], path, access)
