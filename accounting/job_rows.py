@@ -23,7 +23,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import IO, Any, Literal, NamedTuple, cast
@@ -40,6 +40,7 @@ from accounting.parsers.squeue import read_squeue_json
 from accounting.parsers.swf import SwfReader
 from trees.engine.formula import Formula, FormulaValueError, parse_formula
 from trees.engine.slurm_pass import run_usage
+from trees.formats.lines import MAX_LINE_BYTES, overlong_reason
 from trees.formats.rejected import RejectedLine
 
 __all__ = [
@@ -66,9 +67,6 @@ SNAPSHOTS = frozenset({"qstat", "squeue", "accelerator"})
 BATCH = 5000
 # A file whose first lines are all rejected is not of this format: stop reading it there.
 WRONG_FORMAT_AFTER = 100
-# No record of any format is this long (a PBS E record of a 10,000-node job is about 200 KB);
-# a longer line is rejected unread, so that a gzip of one 1 GB line never sits in memory.
-MAX_LINE_BYTES = 4 << 20
 # Inputs at least this big are read by a helper process (starting one costs about 0.1 s).
 HELPER_FROM_BYTES = 16 << 20
 _LENGTH = struct.Struct("<Q")  # a helper's message length on its stdout
@@ -90,6 +88,8 @@ _LIMITS = (
     ("mpiprocs", _INT_MAX),
     ("cpupercent", _INT_MAX),
 )
+_TEXTS = ("job_id", "server", "user", "group", "account", "project", "queue", "partition",
+          "jobname", "mom")  # fmt: skip
 _GZIP_MAGIC = b"\x1f\x8b"
 _LABELS = {
     "pbs_accounting": "PBS accounting log",
@@ -356,12 +356,17 @@ class _Reader:
             raise DecompressedTooLarge
 
     def _overlong(self) -> list[RejectedLine]:
-        reason = f"longer than {MAX_LINE_BYTES:,} bytes: no record is; not read"
+        reason = overlong_reason()
         rejects = [RejectedLine(number, "line", reason, "") for number in self.overlong]
         self.overlong.clear()
         return rejects
 
     def _done(self, batch: Batch, runs: _Runs, kinds: list[str]) -> Batch:
+        # A rejected line is stored as read, but the database cannot store NUL.
+        batch.rejects = [
+            _storable(bad) if "\x00" in bad.text or "\x00" in bad.reason else bad
+            for bad in batch.rejects
+        ]
         batch.fresh_ids = [job_id for job_id, _ in runs.fresh]
         batch.fresh_runs = [run for _, run in runs.fresh]
         batch.fresh_rows = list(runs.fresh.values())
@@ -488,6 +493,11 @@ def _open(path: str) -> IO[bytes]:
 
 def _out_of_range(record: JobRecord) -> tuple[str, str] | None:
     """The first value the job table cannot hold, as (field, reason); None when all fit."""
+    texts = (record.job_id, record.server, record.user, record.group, record.account)
+    others = (record.project, record.queue, record.partition, record.jobname, record.mom)
+    if "\x00" in "".join(texts) or "\x00" in "".join(others):
+        name = next(name for name in _TEXTS if "\x00" in getattr(record, name))
+        return name, "holds a NUL byte, which no scheduler writes and the database cannot store"
     counts = (record.run, record.ncpus, record.ngpus, record.nodes, record.walltime or 0)
     times = (record.ctime or 0, record.qtime or 0, record.etime or 0, record.start or 0)
     if (
@@ -510,6 +520,13 @@ def _out_of_range(record: JobRecord) -> tuple[str, str] | None:
         if moment is not None and not 0 <= moment <= _LAST_SECOND:
             return name, f"{moment} is not a time (seconds since 1970)"
     return None
+
+
+def _storable(bad: RejectedLine) -> RejectedLine:
+    """The rejection with each NUL written as `\\x00`."""
+    return replace(
+        bad, text=bad.text.replace("\x00", "\\x00"), reason=bad.reason.replace("\x00", "\\x00")
+    )
 
 
 def _extra_fits(extra: dict[str, float]) -> bool:

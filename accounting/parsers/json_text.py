@@ -9,10 +9,11 @@ from bisect import bisect_right
 from collections.abc import Iterable
 
 from accounting.parsers.records import RejectedLine
+from trees.formats.lines import MAX_TEXT_BYTES
 
 MAX_TEXT = 1000  # characters of a line kept in RejectedLine.text
 _JSON_SPACE = " \t\n\r"
-_DECODER = json.JSONDecoder()
+_INTEGER_DIGITS = 40  # a 128-bit integer has 39
 
 
 class JsonText:
@@ -45,13 +46,23 @@ def json_text(
     """The JSON document in `lines` (bytes not UTF-8 become U+FFFD, as they only ever sit in
     strings), or the RejectedLine saying where it stops being JSON; `what` names the output
     expected, `hint` is added to a parse error's reason."""
-    parts = [raw.decode(errors="replace") if isinstance(raw, bytes) else raw for raw in lines]
+    parts: list[str] = []
+    size = 0
+    for number, raw in enumerate(lines, 1):
+        size += len(raw)
+        if size > MAX_TEXT_BYTES:
+            reason = (
+                f"over {MAX_TEXT_BYTES:,} bytes, the most a JSON snapshot may have (it is parsed"
+                f" whole): not read as {what}"
+            )
+            return RejectedLine(number, "file", reason, "")
+        parts.append(raw.decode(errors="replace") if isinstance(raw, bytes) else raw)
     text = "".join(parts).removeprefix("\ufeff")
     text = storable(text)
     if not text.strip(_JSON_SPACE):
         return RejectedLine(1, "file", f"empty: no JSON document, not {what}", "")
     try:
-        value = json.loads(text)
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as error:
         reason = f"not valid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
         document = JsonText(text, None)
@@ -59,6 +70,15 @@ def json_text(
     except RecursionError:
         return RejectedLine(1, "file", f"JSON nested too deep to be {what}", "")
     return JsonText(text, value)
+
+
+def _integer(digits: str) -> int | float:
+    """A JSON integer; one of more digits than any count or time has is read as a float (int()
+    refuses 4,300 digits and more), which the readers refuse as out of range."""
+    return int(digits) if len(digits) <= _INTEGER_DIGITS else float(digits)
+
+
+_DECODER = json.JSONDecoder(parse_int=_integer)
 
 
 def skip_space(text: str, index: int) -> int:

@@ -38,6 +38,9 @@ MAX_USAGE = 1e30
 # Four million entities' records: a usage file is read whole, as PBS reads it, so a bigger
 # file (of another kind) is refused before it is read.
 MAX_FILE_BYTES = 256 << 20
+# Rejected records past which, when they outnumber the good ones, the file is another kind's:
+# reading stops there, so that a junk file's millions of rejections never sit in memory.
+JUNK_AFTER = 1000
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,7 @@ def _refused_if_junk(result: UsageFile) -> UsageFile:
     """A file whose records are mostly not usage records is another kind of file (a v1 file
     has no header to tell): refused whole rather than imported in part."""
     bad = sum(1 for problem in result.rejected if problem.record > 0)
-    if bad > len(result.records):
+    if bad > len(result.records) and not result.refused:
         total = bad + len(result.records)
         result.refused = (
             f"{bad} of its {total} records are not usage records: not a PBS usage file"
@@ -129,6 +132,13 @@ def _read_records(
         problem = _record_problem(raw_name, name_size, usage)
         if problem:
             result.rejected.append(RejectedRecord(number, offset, *problem))
+            if len(result.rejected) >= JUNK_AFTER and len(result.rejected) > len(result.records):
+                result.refused = (
+                    f"{len(result.rejected)} of its first {number} records are not usage"
+                    f" records: not a PBS usage file (read as version {result.version});"
+                    " the rest is not read"
+                )
+                return
             continue
         result.records.append(UsageRecord(raw_name.split(b"\0", 1)[0].decode("ascii"), usage))
         result.numbers.append(number)

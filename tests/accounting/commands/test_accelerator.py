@@ -149,3 +149,18 @@ def test_bad_job_lines_are_named_and_the_good_ones_kept(tmp_path: Path, run: Run
     assert [(bad["line"], bad["field"]) for bad in document["rejects"]] == [
         (3, "status"), (4, "fsgroup"), (5, "started"),
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", ["import_fsgroups", "import_preempt_rules"])
+def test_a_file_with_a_line_no_scheduler_writes_is_refused_unread(
+    command: str, tmp_path: Path, run: Run
+) -> None:
+    # A 60 MB single line took 47-51 s to be rejected as Tcl words.
+    path = write_file(tmp_path, "config.tcl", b"FSGROUP a\n" + b"x" * (5 << 20) + b"\n")
+    ran = run(command, path, "--cluster", "vov")
+    assert ran.status == 1
+    assert ran.err == (
+        f"{path}:2: line: longer than 4,194,304 bytes: no record is; not read, nor the rest of"
+        " the file; nothing imported\n"
+    )
+    assert not Cluster.objects.filter(name="vov").exists()

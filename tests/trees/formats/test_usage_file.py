@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 
 from trees.engine.pbs import GroupDef, UsageRecord
 from trees.formats.usage_file import (
+    JUNK_AFTER,
     MAX_USAGE,
+    RECORD_V1,
     RejectedRecord,
     UsageFile,
     read_usage_file,
@@ -466,3 +468,26 @@ class TestWriteV1:
         assert usage.records == [UsageRecord("abcdefgh", 1.5)]
         assert truncated_names(records, version=1) == ["abcdefghij"]
         assert truncated_names(records) == []
+
+
+def test_a_junk_file_is_refused_after_its_first_rejections_not_read_on() -> None:
+    # A 60 MB single-line text uploaded as a usage file kept 2.5 million rejections: 1.2 GB.
+    junk = b"x" * (RECORD_V1.size * 100_000)
+    usage = read_usage_file(junk)
+    assert len(usage.rejected) == JUNK_AFTER
+    assert usage.records == []
+    assert usage.refused == (
+        "1000 of its first 1000 records are not usage records: not a PBS usage file (read as"
+        " version 1); the rest is not read"
+    )
+
+
+def test_a_file_mostly_good_is_read_whole_with_its_rejections() -> None:
+    good = [UsageRecord(f"u{number}", 5.0) for number in range(JUNK_AFTER + 1)]
+    data = write_usage_file(good, last_decay=0, version=1) + b"\xff" * RECORD_V1.size * JUNK_AFTER
+    usage = read_usage_file(data)
+    assert (len(usage.records), len(usage.rejected), usage.refused) == (
+        JUNK_AFTER + 1,
+        JUNK_AFTER,
+        "",
+    )

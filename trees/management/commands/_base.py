@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
+from trees.formats.lines import LineTooLong, bounded_bytes
 from trees.formats.rejected import RejectedLine
 from trees.models import Cluster, Scheduler
 from trees.selectors.clusters import cluster_get
@@ -102,6 +103,16 @@ class FairshareCommand(BaseCommand):
             self.fail(f"{path}: cannot write: {exc.strerror or exc}")
 
     def read_bytes(self, path: str) -> bytes:
+        """A text file's bytes; one with a line no scheduler writes (MAX_LINE_BYTES) is refused
+        whole, with its line, before it is read on."""
+        try:
+            return bounded_bytes(path)
+        except LineTooLong as refused:
+            self.fail(f"{path}:{refused.line}: line: {refused.reason}; nothing imported")
+        except OSError as exc:
+            self.fail(f"{path}: cannot read: {exc.strerror or exc}")
+
+    def read_binary(self, path: str) -> bytes:
         try:
             return Path(path).read_bytes()
         except OSError as exc:

@@ -17,7 +17,7 @@ class Command(FairshareCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["file"]
-        usage = read_usage_file(self.read_bytes(path))
+        usage = read_usage_file(self.read_binary(path))
         if usage.refused:
             self.fail(f"{path}: nothing imported: {usage.refused}")
         for problem in usage.rejected:
