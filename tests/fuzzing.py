@@ -53,6 +53,10 @@ EDGES = [
     b"nan",
     b"inf",
     b"1e999",
+    b"1e308",
+    b"9223372036854775808",  # 2^63
+    b"9" * 5000,  # int() refuses 4,300 digits and more
+    b"{" * 2000,  # nesting, for the Tcl readers
     b"\xe2\x80\xae",  # right-to-left override
     b"=" * 50,
     b"'unterminated",

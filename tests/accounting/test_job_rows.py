@@ -2,6 +2,7 @@
 
 # ruff: noqa: E501  (accounting records are long lines)
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,29 @@ def test_a_helper_that_dies_is_reported(tmp_path: Path, monkeypatch: pytest.Monk
         ((_, batches),) = files
         with pytest.raises(HelperFailed, match=r"stopped \(exit code 3\)"):
             next(batches)
+
+
+SACCT_RUN = "11|11|alpha|batch|normal|physics|phys|100|{user}|1000|2026-03-01T08:00:00|2026-03-01T08:00:00|2026-03-01T08:00:10|2026-03-01T09:00:10|01:00:00|0:0|COMPLETED|1|16|16|4000Mc|billing=16,cpu=16,mem=64000M,node=1|billing=32,cpu=16,mem=64000M,node=1|02:00:00|n1|x\n"
+
+
+def test_a_run_with_a_nul_byte_is_rejected_with_its_field_not_stored(tmp_path: Path) -> None:
+    # PostgreSQL refuses NUL in text: the run stored would have failed the whole ingest.
+    path = write_file(tmp_path, "dump.log", SACCT_RUN.format(user="d\x00an"))
+    source = dataclasses.replace(preparation(), source="sacct", slurm=True, nodes={})
+    (batch,) = prepare_file(path, source)
+    assert batch.runs == 0
+    assert [(bad.line, bad.field, bad.reason) for bad in batch.rejects] == [
+        (1, "user", "holds a NUL byte, which no scheduler writes and the database cannot store")
+    ]
+
+
+def test_a_rejected_line_is_kept_without_its_nul_bytes(tmp_path: Path) -> None:
+    path = write_file(
+        tmp_path, "t.swf", "1\x00 0 10 3600 4 1800 -1 4 7200 -1 1 7 2 -1 1 -1 -1 -1\n"
+    )
+    source = dataclasses.replace(preparation(), source="swf", slurm=False, nodes={})
+    (batch,) = prepare_file(path, source)
+    (bad,) = batch.rejects
+    assert bad.line == 1
+    assert "\x00" not in bad.text + bad.reason
+    assert bad.text.startswith("1\\x00 0 10")

@@ -44,7 +44,14 @@ from dataclasses import dataclass
 from trees.formats.rejected import RejectedLine
 from trees.formats.tcl import BLANKS, substitutes, unescape, word_ends
 
-__all__ = ["MAX_WEIGHT", "FsGroupLine", "FsGroupsFile", "parse_fsgroups", "parse_timespec"]
+__all__ = [
+    "MAX_NESTING",
+    "MAX_WEIGHT",
+    "FsGroupLine",
+    "FsGroupsFile",
+    "parse_fsgroups",
+    "parse_timespec",
+]
 
 MAX_WEIGHT = 100_000
 _ROOT = "/"
@@ -56,7 +63,16 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}  # Time Specifica
 _WEIGHT = re.compile(r"-?[0-9]+", re.ASCII)
 _BAD_NAME_CHARACTER = re.compile(r"[\s\x00-\x1f\x7f]")
 _BRACED_NEWLINE = re.compile(r"\\\n[ \t]*")  # the one substitution Tcl makes inside braces
+_BRACE_OR_ESCAPE = re.compile(r"\\.|[{}]", re.DOTALL)
+# Groups within groups: Altair's examples nest 3 deep. Past this the file is no FairShare
+# tree, and reading on would only nest the reader as deep.
+MAX_NESTING = 100
+MAX_PATH = 255  # characters of a group's path, which is its node's name
+# A file whose first commands are none of them FSGROUP is another kind of file: not read on.
+WRONG_FORMAT_AFTER = 100
 _SHOWN = 40  # characters of a value quoted in a problem
+# `1w2d3h4m5s` is 10; digits enough for any window (a century is 3,155,760,000 s) and then some.
+_TIMESPEC_MAX = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +100,8 @@ def parse_timespec(text: str) -> int:
         raise ValueError(f"{text!r} is negative")
     total = 0
     digits = ""
+    if len(text) > _TIMESPEC_MAX:
+        raise ValueError(f"{_shown(text)} is not a timespec: {len(text):,} characters")
     for character in text:
         if character in "0123456789":
             digits += character
@@ -192,20 +210,17 @@ def _comment_end(text: str, at: int, end: int) -> int:
 
 
 def _matching_brace(text: str, at: int, end: int) -> int:
-    """The `}` closing the `{` at `at`, counting every unescaped brace between; -1 if none."""
+    """The `}` closing the `{` at `at`, counting every unescaped brace between; -1 if none.
+    Only braces and backslashes are visited: a body is scanned once for each group around it."""
     depth = 0
-    while at < end:
-        character = text[at]
-        if character == "\\":
-            at += 2
-            continue
+    for found in _BRACE_OR_ESCAPE.finditer(text, at, end):
+        character = found.group()
         if character == "{":
             depth += 1
         elif character == "}":
             depth -= 1
             if depth == 0:
-                return at
-        at += 1
+                return found.start()
     return -1
 
 
@@ -320,13 +335,23 @@ def _path(word: _Word, parent: str) -> str:
         raise _Problem(word.start, "name", f"name {_shown(name)} has an empty part between slashes")
     if "." in parts or ".." in parts:
         raise _Problem(word.start, "name", f"name {_shown(name)} has a '.' or '..' part")
-    return name if name.startswith("/") else f"{parent.rstrip('/')}/{name}"
+    path = name if name.startswith("/") else f"{parent.rstrip('/')}/{name}"
+    if len(path) > MAX_PATH:
+        raise _Problem(
+            word.start, "name", f"path {_shown(path)} is over {MAX_PATH} characters, a node's name"
+        )
+    return path
 
 
 def _weight(word: _Word) -> int:
     _no_substitution(word, "-w")
     if _WEIGHT.fullmatch(word.text) is None:
         raise _Problem(word.start, "-w", f"weight {_shown(word.text)} is not a whole number")
+    if len(word.text.lstrip("-").lstrip("0")) > len(str(MAX_WEIGHT)):
+        sign = "negative" if word.text.startswith("-") else "over the maximum of 100,000"
+        raise _Problem(
+            word.start, "-w", f"weight {_shown(word.text)} is {sign}: it is 0 to 100,000"
+        )
     weight = int(word.text)
     if weight < 0:
         raise _Problem(word.start, "-w", f"weight {weight} is negative: it is 0 to 100,000")
@@ -381,23 +406,28 @@ class _Reader:
         line = self.source.line(at)
         self.problems.append(RejectedLine(line, field, reason, self.source.line_text(line)))
 
-    def script(self, begin: int, end: int, parent: str, *, top: bool) -> None:
-        """The commands between `begin` and `end`, their relative names below `parent`."""
+    def script(self, begin: int, end: int, parent: str, *, top: bool, depth: int = 0) -> None:
+        """The commands between `begin` and `end`, their relative names below `parent`, which
+        is `depth` groups deep."""
         rest = "the rest of the file" if top else f"the rest of the body of {parent}"
         first: tuple[int, str] | None = None  # the file's first command, if not FSGROUP
-        fsgroups = 0
+        fsgroups = others = 0
         for item in _commands(self.source.text, begin, end):
             words = item.words
             if words and words[0].text == _COMMAND:
                 fsgroups += 1
-            elif first is None and fsgroups == 0:
-                start = item.at if isinstance(item, _Broken) and not words else words[0].start
-                what = words[0].text if words else self.source.text[start : start + 20]
-                first = (start, what)
+            else:
+                others += 1
+                if first is None and fsgroups == 0:
+                    start = item.at if isinstance(item, _Broken) and not words else words[0].start
+                    what = words[0].text if words else self.source.text[start : start + 20]
+                    first = (start, what)
+                if top and fsgroups == 0 and others > WRONG_FORMAT_AFTER:
+                    break  # another kind of file: reading on would only list its lines
             if isinstance(item, _Broken):
                 self.broken(item, rest)
             elif words[0].text == _COMMAND:
-                self.fsgroup(words, parent)
+                self.fsgroup(words, parent, depth)
             else:
                 self.problem(
                     words[0].start, "line", f"not an FSGROUP command: {_shown(words[0].text)}"
@@ -420,7 +450,7 @@ class _Reader:
             reason += f"; FSGROUP {item.words[1].text} is left out"
         self.problem(item.at, "line", reason)
 
-    def fsgroup(self, words: tuple[_Word, ...], parent: str) -> None:
+    def fsgroup(self, words: tuple[_Word, ...], parent: str, depth: int) -> None:
         """One FSGROUP command: kept with its body, or left out with it on its first fault."""
         faults: list[_Problem] = []
         path: str | None = None
@@ -476,20 +506,29 @@ class _Reader:
                     f"{path} is defined before, on line {self.seen[path]}: the first is kept",
                 )
             )
+        if body is not None and depth + 1 >= MAX_NESTING:
+            # Its body is not read, not even to count what goes with it: no nesting goes deeper.
+            reason = (
+                f"FSGROUP {_shown(words[1].text)} is {depth + 1} groups deep: the groups of its"
+                f" body would be deeper than {MAX_NESTING}, which no FairShare tree is; left"
+                " out with its body"
+            )
+            faults.append(_Problem(words[0].start, "body", reason))
+            body = None
         if faults or path is None:
             first = faults[0]
-            kept = self.shadow(body, path or f"{parent.rstrip('/')}/?") if body else 0
+            kept = self.shadow(body, path or f"{parent.rstrip('/')}/?", depth) if body else 0
             self.problem(first.at, first.field, first.reason + _left_out(kept))
             return
         line = self.source.line(words[0].start)
         self.seen[path] = line
         self.groups.append(FsGroupLine(path, weight, window, users, user_level, line))
         if body is not None:
-            self.script(*body.inner, path, top=False)
+            self.script(*body.inner, path, top=False, depth=depth + 1)
 
-    def shadow(self, body: _Word, path: str) -> int:
+    def shadow(self, body: _Word, path: str, depth: int) -> int:
         """How many groups a left-out group's body would have given: they go with it."""
         shadow = _Reader(self.source)
         shadow.seen = dict(self.seen)
-        shadow.script(*body.inner, path, top=False)
+        shadow.script(*body.inner, path, top=False, depth=depth + 1)
         return len(shadow.groups)

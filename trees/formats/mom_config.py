@@ -82,6 +82,7 @@ _NAME = frozenset(string.ascii_letters + string.digits + "_:")
 _C_SPACE = " \t\n\v\f\r"  # isspace() in the C locale
 _HEX_DIGITS = frozenset(string.hexdigits)
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+_LONG_DIGITS = 22  # octal digits of a 64-bit long, the most any base needs
 _SHOWN = 40
 
 
@@ -115,7 +116,11 @@ def c_strtol(text: str) -> tuple[int, str]:
         end += 1
     if end == at:
         return 0, text
-    value = max(_LONG_MIN, min(_LONG_MAX, sign * int(text[at:end], base)))
+    significant = text[at:end].lstrip("0") or "0"
+    # strtol saturates: past a long's digits the value is LONG_MAX or LONG_MIN, and int()
+    # would refuse 4,300 digits and more.
+    magnitude = _LONG_MAX + 1 if len(significant) > _LONG_DIGITS else int(significant, base)
+    value = max(_LONG_MIN, min(_LONG_MAX, sign * magnitude))
     return value, text[end:]
 
 

@@ -96,6 +96,7 @@ _MODELLED = frozenset(
 _SELECTIONS = ("-preempting", "-preemptable")
 _ORDER = re.compile(r"-?[0-9]+")
 _SHOWN = 40  # characters of a value quoted in a problem
+WRONG_FORMAT_AFTER = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +122,17 @@ class PreemptRulesFile:
 def parse_preempt_rules(text: str) -> PreemptRulesFile:
     """Every VovPreemptRule of the file, in file order, and every problem; never raises."""
     reader = _Reader(text.replace("\r\n", "\n"))  # Tcl reads CRLF files as LF
-    for words, fault in _commands(reader.text):
+    for number, (words, fault) in enumerate(_commands(reader.text), 1):
+        if number > WRONG_FORMAT_AFTER and not reader.rules and len(reader.problems) >= number - 1:
+            # Its first commands all refused: another kind of file, whose lines are not listed.
+            reader.problems = reader.problems[:WRONG_FORMAT_AFTER]
+            at = words[0].start if words else fault.at if fault else 0
+            reason = (
+                f"not a {_COMMAND} file: none of its first {WRONG_FORMAT_AFTER} commands is a"
+                " rule that could be read; the rest of the file is not read"
+            )
+            reader.problem(at, "file", reason)
+            break
         if fault is not None:
             reader.broken(words, fault)
         elif words[0].text != _COMMAND:

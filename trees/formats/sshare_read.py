@@ -24,6 +24,9 @@ _HEADER_WORD = re.compile(
     r"|Level ?FS|GrpTRESMins|TRESRunMins|GrpCPUMins|CPURunMins|GrpTRESRaw|Partition|Cluster|ID"
 )
 _DASHES = re.compile(r"^( *)-+( -+)* *$")
+# sshare prints RawUsage as a 64-bit count; past 2^63 the tree's JSON cannot write it.
+MAX_RAW_USAGE = 2**63 - 1
+_SHOWN = 40  # characters of a value quoted in a rejection
 
 
 @dataclass(frozen=True)
@@ -257,7 +260,7 @@ class _Reader:
                 number, "RawShares", f"{value!r} is not a number of shares or 'parent'", text
             )
             return None
-        shares = int(value)
+        shares = int(value) if len(value.lstrip("0")) <= len(str(UINT32_MAX)) else UINT32_MAX + 1
         if shares > UINT32_MAX:
             self.reject(number, "RawShares", f"{value} does not fit Slurm's 32-bit shares", text)
             return None
@@ -274,10 +277,18 @@ class _Reader:
             return None
         if not math.isfinite(usage) or usage < 0:
             self.reject(
-                number, "RawUsage", f"{value} is not a usage (negative or not finite)", text
+                number, "RawUsage", f"{_shown(value)} is not a usage (negative or not finite)", text
             )
             return None
+        if usage > MAX_RAW_USAGE:
+            reason = f"{_shown(value)} is over 2^63 - 1, the most a 64-bit count of usage holds"
+            self.reject(number, "RawUsage", reason, text)
+            return None
         return usage
+
+
+def _shown(value: str) -> str:
+    return value if len(value) <= _SHOWN else value[:_SHOWN] + "…"
 
 
 def _cut_alike(printed: str, name: str) -> bool:

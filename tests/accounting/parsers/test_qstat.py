@@ -412,3 +412,27 @@ def test_text_that_cannot_be_utf8_is_replaced_not_kept():
     (item,) = read_qstat_json(latin1.splitlines(keepends=True), tz=CHICAGO)
     assert isinstance(item, JobRecord)
     assert item.jobname == "caf\ufffd"
+
+
+def test_a_number_of_thousands_of_digits_is_the_jobs_rejection():
+    # json.loads raised ValueError (int() refuses 4,300 digits and more) out of the import.
+    text = snapshot({"1.srv": job(), "2.srv": job()}).replace(
+        '"Priority": 0', '"Priority": ' + "9" * 5000, 1
+    )
+    items = read(text)
+    bad = [item for item in items if isinstance(item, RejectedLine)]
+    assert [(item.field, item.reason) for item in bad] == [
+        ("Jobs.1.srv.Priority", "not a priority from -1024 to 1023: inf")
+    ]
+    assert [item.job_id for item in items if isinstance(item, JobRecord)] == ["2"]
+
+
+def test_a_timestamp_of_thousands_of_digits_is_rejected():
+    items = read(
+        snapshot({"1.srv": job()}, timestamp=0).replace(
+            '"timestamp": 0', '"timestamp": ' + "9" * 5000
+        )
+    )
+    assert [(i.line, i.field, i.reason) for i in items if isinstance(i, RejectedLine)] == [
+        (2, "timestamp", "not an epoch time: inf")
+    ]

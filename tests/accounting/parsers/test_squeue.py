@@ -502,3 +502,13 @@ def test_any_jobs_never_raise(jobs, errors):
 def test_strings_that_utf8_cannot_hold_are_replaced():
     job = queued(document(pending_v42(name="run\udcff", user_name="ad\u00e9")))
     assert (job.jobname, job.user) == ("run?", "ad\u00e9")
+
+
+@pytest.mark.parametrize("key", ["job_id", "priority", "cpus", "submit_time"])
+def test_a_number_of_thousands_of_digits_is_a_rejection(key):
+    # json.loads raised ValueError (int() refuses 4,300 digits and more) out of the import.
+    huge = "9" * 5000
+    text = document(pending_v42(**{key: 7})).replace(f'"{key}": 7', f'"{key}": {huge}')
+    assert huge in text
+    bad = rejected(text)
+    assert (bad.field.startswith("jobs[0]"), bool(bad.reason)) == (True, True), bad

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tests.fuzzing import FUZZ
 from trees.formats.fsgroups import (
+    MAX_NESTING,
     MAX_WEIGHT,
     FsGroupLine,
     FsGroupsFile,
@@ -694,3 +695,53 @@ def test_any_text_reads_without_raising_and_each_problem_names_a_line(text: str)
     assert all(1 <= problem.line <= lines and problem.reason for problem in result.problems)
     assert all(1 <= group.line <= lines and group.path.startswith("/") for group in result.groups)
     assert len({group.path for group in result.groups}) == len(result.groups)
+
+
+def nested(depth: int) -> str:
+    return "".join("FSGROUP a {\n" for _ in range(depth)) + "}\n" * depth
+
+
+def test_nesting_past_the_limit_is_refused_with_its_line_not_recursed_into() -> None:
+    # 20,000 levels raised RecursionError out of the import (after 19 s).
+    parsed = parse_fsgroups(nested(20_000))
+    assert [group.path.count("/") for group in parsed.groups] == list(range(1, MAX_NESTING))
+    ((line, field, reason),) = [(p.line, p.field, p.reason) for p in parsed.problems]
+    assert (line, field) == (MAX_NESTING, "body")
+    assert reason == (
+        "FSGROUP 'a' is 100 groups deep: the groups of its body would be deeper than 100, which"
+        " no FairShare tree is; left out with its body"
+    )
+
+
+def test_nesting_up_to_the_limit_is_read_whole() -> None:
+    parsed = parse_fsgroups(nested(MAX_NESTING - 1))
+    assert (len(parsed.groups), parsed.problems) == (MAX_NESTING - 1, ())
+
+
+def test_a_path_longer_than_a_node_name_is_a_problem() -> None:
+    text = "FSGROUP " + "b" * 255 + " {\n    FSGROUP c\n}\nFSGROUP d\n"
+    assert paths(text) == ["/d"]
+    line, field, reason = problem_of(text)
+    assert (line, field) == (1, "name")
+    assert reason.endswith(
+        "is over 255 characters, a node's name; left out with the 1 group of its body"
+    )
+
+
+@pytest.mark.parametrize("option", ["-w", "-t"])
+def test_a_number_of_thousands_of_digits_is_a_problem_not_a_crash(option: str) -> None:
+    # int() of 4,300 digits and more raised ValueError out of the import.
+    line, field, reason = problem_of(f"FSGROUP a {option} {'9' * 5000}\nFSGROUP b\n")
+    assert (line, field) == (1, option)
+    expected = {
+        "-w": "is over the maximum of 100,000: it is 0 to 100,000",
+        "-t": "is not a timespec: 5,000 characters",
+    }
+    assert reason.endswith(expected[option])
+
+
+def test_a_file_of_junk_is_read_no_further_than_its_first_commands() -> None:
+    text = "junk line here\n" * 200_000
+    parsed = parse_fsgroups(text)
+    assert [(p.line, p.field) for p in parsed.problems] == [(1, "line")]
+    assert parsed.problems[0].reason.startswith("not a vovfsgroup genconfig Tcl file")

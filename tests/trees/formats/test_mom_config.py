@@ -25,6 +25,10 @@ from trees.formats.mom_config import c_strtol, parse_mom_config
         ("08", (0, "8")),  # 8 is no octal digit
         ("abc", (0, "abc")),
         ("99999999999999999999999", (2**63 - 1, "")),  # saturated at LONG_MAX
+        ("9" * 5000, (2**63 - 1, "")),  # int() refuses 4,300 digits: it raised ValueError
+        ("-" + "9" * 5000 + "s", (-(2**63), "s")),
+        ("0x" + "f" * 5000, (2**63 - 1, "")),
+        ("0" * 5000 + "7", (7, "")),
     ],
 )
 def test_strtol_base_0_as_c_reads_it(text: str, read: tuple[int, str]) -> None:
@@ -80,3 +84,8 @@ def test_a_value_past_an_int_wraps_as_pbs_mom_s_cast_does() -> None:
 def test_a_comment_is_a_hash_in_the_first_column_only() -> None:
     config = parse_mom_config("#$min_check_poll 5\n  # $bogus\n")
     assert (config.min_check_poll, config.problems) == (10, ())
+
+
+def test_a_poll_of_thousands_of_digits_is_a_refused_line() -> None:
+    config = parse_mom_config("$clienthost pbs\n$min_check_poll " + "9" * 5000 + "\n")
+    assert [(bad.line, bad.field) for bad in config.problems] == [(2, "$min_check_poll")]

@@ -237,3 +237,25 @@ def test_a_braced_selection_keeps_its_text_and_comments_are_skipped() -> None:
 
 def test_an_empty_file_has_nothing() -> None:
     assert parse_preempt_rules("") == PreemptRulesFile((), ())
+
+
+def test_a_file_of_junk_is_refused_after_its_first_commands_not_listed_line_by_line() -> None:
+    # 2 million junk lines ran past 120 s and 840 MB, one problem a line.
+    parsed = parse_preempt_rules("junk line here\n" * 100_000)
+    assert parsed.rules == ()
+    assert len(parsed.problems) == 101
+    assert (parsed.problems[-1].line, parsed.problems[-1].field, parsed.problems[-1].reason) == (
+        101,
+        "file",
+        "not a VovPreemptRule file: none of its first 100 commands is a rule that could be read;"
+        " the rest of the file is not read",
+    )
+
+
+def test_junk_after_a_rule_is_each_a_problem() -> None:
+    parsed = parse_preempt_rules(PAGE_RULES + "junk\n" * 150)
+    assert len(parsed.rules) == 3
+    assert (
+        sum(problem.reason == "not a VovPreemptRule command: 'junk'" for problem in parsed.problems)
+        == 150
+    )

@@ -402,3 +402,12 @@ def test_any_lines_never_raise(lines):
 @given(st.binary(max_size=200))
 def test_any_bytes_never_raise(data):
     assert isinstance(parse_qmgr_print(data), QmgrPrint)
+
+
+def test_array_values_grow_and_shrink_in_order() -> None:
+    config = parsed(
+        "set server acl_users = a\nset server acl_users += b\nset server acl_users += c\n"
+        "set server acl_users -= b\nset server acl_users += d\nset queue q acl_users += x\n"
+        "set server acl_hosts += h1\nset server acl_hosts = h2\nset server acl_hosts += h3\n"
+    )
+    assert (config.server["acl_users"], config.server["acl_hosts"]) == ("a,c,d", "h2,h3")

@@ -842,6 +842,31 @@ class TestBadLines:
         assert [a.key for a in parsed.associations] == [("b", None)]
 
     @pytest.mark.parametrize(
+        ("shares", "reason"),
+        [
+            ("9" * 5000, f"{'9' * 5000} does not fit Slurm's 32-bit shares"),
+            (str(2**63), "9223372036854775808 does not fit Slurm's 32-bit shares"),
+        ],
+    )
+    def test_shares_of_thousands_of_digits_are_rejected(self, shares: str, reason: str) -> None:
+        # int() of 4,300 digits and more raised ValueError out of the import.
+        parsed = read(HEADER_P, "a||1|1.0|10|1.0|", f" a|u1|{shares}|1.0|5|1.0|0.5")
+        assert [(r.line, r.field, r.reason) for r in parsed.rejected] == [(3, "RawShares", reason)]
+
+    @pytest.mark.parametrize(
+        ("usage", "reason"),
+        [
+            ("1e308", "1e308 is over 2^63 - 1, the most a 64-bit count of usage holds"),
+            (str(2**63), f"{2**63} is over 2^63 - 1, the most a 64-bit count of usage holds"),
+            ("9" * 5000, f"{'9' * 40}… is not a usage (negative or not finite)"),
+        ],
+    )  # fmt: skip
+    def test_usage_beyond_64_bits_is_rejected(self, usage: str, reason: str) -> None:
+        # Stored, it made the tree's JSON fail ("Integer exceeds 64-bit range") on every read.
+        parsed = read(HEADER_P, "a||1|1.0|10|1.0|", f" a|u1|1|1.0|{usage}|1.0|0.5")
+        assert [(r.line, r.field, r.reason) for r in parsed.rejected] == [(3, "RawUsage", reason)]
+
+    @pytest.mark.parametrize(
         ("usage", "reason"),
         [
             ("-5", "-5 is not a usage (negative or not finite)"),
