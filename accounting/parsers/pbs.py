@@ -369,6 +369,10 @@ def _job_run(line: int, text: str, kind: str, ident: str, message: str) -> Parse
         return Recognised(line, "E", job_id)  # an array parent: its subjobs carry the usage
     try:
         attributes = _attribute_map(message)
+        if kind == "Q" and attributes.keys() <= {"queue"}:
+            # OpenPBS's own Q record says only queue=: a job waits, its owner is not told
+            # (qstat -f -F json gives the queue with its owners).
+            return Recognised(line, "Q")
         return _job_record(line, kind, job_id, server, attributes)
     except QuoteError as error:
         reason = f"unmatched {error.quote} opened at column {error.column} of the message"
@@ -387,6 +391,9 @@ def _job_record(
     resources), no start."""
     get = attributes.get
     queued = kind == "Q"
+    if queued and not get("user"):
+        # Charged to no one, the job would make an entity named ":" under unknown.
+        raise BadValue("user", "Q record without user: the queued job has no entity to wait as")
     start = None if queued else read_epoch(attributes, "start")
     if not start and not queued:  # start=0 is how PBS says the job never started
         raise BadValue("start", f"{kind} record without start time")

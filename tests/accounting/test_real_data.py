@@ -75,15 +75,16 @@ def test_pbs_figures_of_sources_md() -> None:
     laramie = stored(IngestSource.PBS_ACCOUNTING, DATA / "pbs_accounting/ncar-laramie/20180212")
     assert laramie.files[0].record_types == {"Q": 43, "S": 34, "E": 33, "L": 19, "D": 3}
     # Every E is a run; the one S without its E in the file is still running; the 7 jobs with
-    # a Q and no S, E, R, D or A are waiting (awk's count of the file says 7 too).
-    assert (laramie.run.ingested, laramie.run.running, laramie.run.queued) == (33, 1, 7)
+    # a Q and no S, E, R, D or A (awk's count of the file says 7 too) are waiting, but their Q
+    # says only queue=, as OpenPBS writes it: no one to queue them as, so none is stored.
+    assert (laramie.run.ingested, laramie.run.running, laramie.run.queued) == (33, 1, 0)
     logs = DATA / "pbs_accounting"
     xdmod = stored(IngestSource.PBS_ACCOUNTING, logs / "xdmod-unit/accounting-logs.log", "x")
     # Lines 1 and 2 are one job, with and without its server.
     assert (xdmod.run.ingested, xdmod.run.duplicates) == (8, 1)
     torque = stored(IngestSource.PBS_ACCOUNTING, logs / "torque2db-travis/20130819", "t")
     assert torque.files[0].record_types == {"Q": 239, "S": 236, "E": 234, "D": 5}
-    assert torque.run.queued == 3
+    assert torque.run.queued == 0  # Torque's Q says only queue= too: 3 are waiting, no one's
 
 
 def test_a_directory_of_day_files_pairs_starts_with_later_ends(run: Run) -> None:

@@ -1055,6 +1055,21 @@ def test_a_q_left_at_the_end_is_a_queued_job_with_what_it_asks_for():
     assert record_type(job) == "Q"
 
 
+def test_a_q_without_user_is_rejected_rather_charged_to_no_one():
+    # It made an entity named ":" (egroup:euser, both empty) under unknown.
+    message = QUEUED.replace("user=tcraig ", "").replace("group=ncar ", "")
+    assert "user=" not in message
+    (bad,) = parse(line("Q", "4179686.desched1", message))
+    assert isinstance(bad, RejectedLine)
+    assert (bad.line, bad.field, bad.reason) == (
+        1, "user", "Q record without user: the queued job has no entity to wait as",
+    )  # fmt: skip
+
+
+def test_openpbs_own_q_record_of_its_queue_alone_is_recognised():
+    assert parse(line("Q", "1048051.laadmin1", "queue=economy")) == [Recognised(1, "Q")]
+
+
 @pytest.mark.parametrize("kind", ["S", "D", "A"])
 def test_a_start_delete_or_abort_supersedes_the_q(kind):
     later = started() if kind == "S" else line(kind, "7001.pbs01", "requestor=ada@login1")
