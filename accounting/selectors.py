@@ -30,6 +30,7 @@ from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
 from trees.selectors.nodes import descendant_ids_get
 
 TOP_CONSUMERS = 10
+TRENDS_CHILDREN = 20  # children the Trends page draws and lists; the others summed in one
 REPORT_GROUPS = ("entity", "user", "group", "project", "account", "queue")
 
 
@@ -394,6 +395,18 @@ def factors_at_get(*, node_ids: Iterable[int], at: datetime) -> dict[int, float]
 
 
 @dataclass(frozen=True)
+class OtherChildren:
+    """The children past those a Trends page shows, summed: one row and one series."""
+
+    count: int
+    shares: int
+    group_perc: float
+    usage: float
+    series_usage: list[float | None]  # their summed decayed usage at each of the times
+    series_perc: list[float | None]  # their summed target share of the machine then
+
+
+@dataclass(frozen=True)
 class Trends:
     """A node's children's usage over a period, their shares, and who used the most."""
 
@@ -402,29 +415,85 @@ class Trends:
     usage: dict[int, list[float | None]]  # each series' decayed usage at each time
     perc: dict[int, list[float | None]]  # each series' target share of the machine then
     top: list[UsageRow]  # the entities under the node that were charged most in the period
+    others: OtherChildren | None = None  # the children left out of `children`, summed
 
-    def usage_share(self, child: Node) -> float:
+    def usage_share(self, child: Node | OtherChildren) -> float:
         """The child's part of its siblings' present usage (what the target is weighed with)."""
         total = sum(node.usage for node in self.children)
+        total += self.others.usage if self.others else 0.0
         return child.usage / total if total else 0.0
 
 
-def trends_get(*, node: Node, since: datetime | None, top: int = TOP_CONSUMERS) -> Trends:
-    children = list(node.children.order_by("-group_perc", "name")) or [node]
-    rows = NodeHistory.objects.filter(node__in=children).order_by("at")
-    if since is not None:
-        rows = rows.filter(at__gte=since)
-    points = list(rows.values_list("node_id", "at", "usage", "fairshare_perc"))
-    at = sorted({point[1] for point in points})
+def trends_get(
+    *,
+    node: Node,
+    since: datetime | None,
+    top: int = TOP_CONSUMERS,
+    children_shown: int | None = None,
+) -> Trends:
+    """The node's children's history since `since` (None: all kept). With `children_shown`,
+    only that many children, those of the most present usage, the others summed by the
+    database: a group of 200,000 users reads 20 series and one sum, not 200,000 series."""
+    ordered = node.children.order_by("-group_perc", "name")
+    most: list[int] | None = None
+    if children_shown is not None and ordered.count() > children_shown:
+        by_usage = ordered.order_by("-usage", "name", "pk").values_list("pk", flat=True)
+        most = list(by_usage[:children_shown])
+        children = list(ordered.filter(pk__in=most))
+    else:
+        children = list(ordered) or [node]
+    points = list(
+        _history_since(NodeHistory.objects.filter(node__in=children), since).values_list(
+            "node_id", "at", "usage", "fairshare_perc"
+        )
+    )
+    sums = [] if most is None else _left_out_history(node, most, since)
+    at = sorted({point[1] for point in points} | {moment for moment, _, _ in sums})
     place = {moment: index for index, moment in enumerate(at)}
     usage: dict[int, list[float | None]] = {child.pk: [None] * len(at) for child in children}
     perc: dict[int, list[float | None]] = {child.pk: [None] * len(at) for child in children}
     for pk, moment, value, target in points:
         usage[pk][place[moment]] = value
         perc[pk][place[moment]] = target
+    others = None
+    if most is not None:
+        rest = ordered.exclude(pk__in=most).aggregate(
+            count=Count("pk"), shares=Sum("shares"), group_perc=Sum("group_perc"),
+            usage=Sum("usage"),
+        )  # fmt: skip
+        series_usage: list[float | None] = [None] * len(at)
+        series_perc: list[float | None] = [None] * len(at)
+        for moment, summed_usage, summed_perc in sums:
+            series_usage[place[moment]] = summed_usage
+            series_perc[place[moment]] = summed_perc
+        others = OtherChildren(
+            rest["count"], rest["shares"] or 0, rest["group_perc"] or 0.0, rest["usage"] or 0.0,
+            series_usage, series_perc,
+        )  # fmt: skip
     under = [node.pk, *descendant_ids_get([node.pk])]
     report = usage_report_get(cluster=node.cluster, by="entity", since=since, nodes=under)
-    return Trends(children, at, usage, perc, report[:top])
+    return Trends(children, at, usage, perc, report[:top], others)
+
+
+def _left_out_history(
+    node: Node, shown: list[int], since: datetime | None
+) -> list[tuple[datetime, float, float]]:
+    """The summed usage and target share of the node's children but `shown`, at each kept
+    time: one row a cycle, whatever the number of children."""
+    rows = NodeHistory.objects.filter(node__parent=node).exclude(node_id__in=shown)
+    summed = (
+        _history_since(rows, since)
+        .values("at")
+        .annotate(
+            summed_usage=Sum("usage"), summed_perc=Sum("fairshare_perc", output_field=FloatField())
+        )
+        .order_by("at")
+    )
+    return list(summed.values_list("at", "summed_usage", "summed_perc"))
+
+
+def _history_since(rows: QuerySet[NodeHistory], since: datetime | None) -> QuerySet[NodeHistory]:
+    return rows if since is None else rows.filter(at__gte=since)
 
 
 def upload_get(*, upload_id: int) -> FilesUpload:

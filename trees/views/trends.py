@@ -7,7 +7,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from accounting.selectors import Trends, trends_get
+from accounting.selectors import TRENDS_CHILDREN, Trends, trends_get
 from trees.access import Access, access_get
 from trees.downloads import CsvWriter, download_header
 from trees.engine.trends import far_over_target, shares_over_time
@@ -17,11 +17,15 @@ from trees.quantities import cluster_usage_unit, percent_text
 from trees.views.lookup import cluster_or_404, node_view
 from trees.views.parameters import HISTORY_RANGES, choice_parameter, id_parameter
 
+OTHERS = 0  # the key of the summed children's series: no node's id (ids start at 1)
+
 
 def trends_page(request: HttpRequest, name: str) -> HttpResponse:
     """For admins and the managers of the node (or of an ancestor); `node` (default: the
     person's managed node, else the root), `range` (7d, 30d, 1y, all; default 30d), and
-    `format=csv` for the same figures as a file."""
+    `format=csv` for the same figures as a file. A group of more than TRENDS_CHILDREN
+    children shows those of the most usage, the others summed in one row and one series;
+    the CSV holds every child."""
     cluster = cluster_or_404(name)
     if cluster.scheduler == Scheduler.ACCELERATOR:  # its groups' pages chart their FS_* fields
         raise Http404("no usage trends are kept for Accelerator's groups")
@@ -35,12 +39,34 @@ def trends_page(request: HttpRequest, name: str) -> HttpResponse:
     span = choice_parameter(request, "range", "30d", [*HISTORY_RANGES, "all"])
     now = timezone.now()
     since = None if span == "all" else now - HISTORY_RANGES[span]
-    trends = trends_get(node=node, since=since)
-    if request.GET.get("format") == "csv":
-        return _csv(cluster, node, span, trends)
-    usage_shares = shares_over_time(trends.usage)
-    target_shares = shares_over_time(trends.perc)
+    if request.GET.get("format") == "csv":  # every child, as a file is read
+        return _csv(cluster, node, span, trends_get(node=node, since=since))
+    trends = trends_get(node=node, since=since, children_shown=TRENDS_CHILDREN)
+    others = trends.others
+    usage, perc = dict(trends.usage), dict(trends.perc)
+    if others is not None:  # one series more, under a key that is no node's id
+        usage[OTHERS], perc[OTHERS] = others.series_usage, others.series_perc
+    usage_shares = shares_over_time(usage)
+    target_shares = shares_over_time(perc)
     names = {child.pk: child.name for child in trends.children}
+    series = [
+        {
+            "name": child.name,
+            "usage": trends.usage[child.pk],
+            "usage_share": usage_shares[child.pk],
+            "target_share": target_shares[child.pk],
+        }
+        for child in trends.children
+    ]
+    if others is not None:
+        series.append(
+            {
+                "name": f"{others.count} others",
+                "usage": others.series_usage,
+                "usage_share": usage_shares[OTHERS],
+                "target_share": target_shares[OTHERS],
+            }
+        )
     return render(
         request,
         "trees/trends.html",
@@ -56,21 +82,18 @@ def trends_page(request: HttpRequest, name: str) -> HttpResponse:
             "slurm": cluster.scheduler == Scheduler.SLURM,
             "unit": cluster_usage_unit(cluster),
             "shares": [(child, trends.usage_share(child)) for child in trends.children],
+            "others": others,
+            "others_share": trends.usage_share(others) if others is not None else 0.0,
+            "shown": TRENDS_CHILDREN,
             "series": {
                 "unit": cluster_usage_unit(cluster).name,
                 "at": [moment.isoformat() for moment in trends.at],
-                "series": [
-                    {
-                        "name": child.name,
-                        "usage": trends.usage[child.pk],
-                        "usage_share": usage_shares[child.pk],
-                        "target_share": target_shares[child.pk],
-                    }
-                    for child in trends.children
-                ],
+                "series": series,
             },
             "far_over": [
-                (names[over.child], over) for over in far_over_target(usage_shares, target_shares)
+                (names[over.child], over)
+                for over in far_over_target(usage_shares, target_shares)
+                if over.child != OTHERS  # a sum of many is no one child far over
             ],
             "siblings": len(trends.children) > 1,
             "explain": EXPLANATIONS,

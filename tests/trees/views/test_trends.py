@@ -13,6 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from accounting.models import Job, NodeHistory
+from accounting.selectors import TRENDS_CHILDREN
 from tests.cast import login, node
 from trees.models import Node
 from trees.quantities import percent_text
@@ -209,3 +210,68 @@ def test_a_node_s_name_cannot_add_to_the_csv_s_file_name(client: Client) -> None
     assert response["Content-Disposition"] == (
         'attachment; filename="hpc-x_filename_evil.bat_x-trends-7d.csv"'
     )
+
+
+def many_children_made(parent: Node, how_many: int) -> list[Node]:
+    """`how_many` users under `parent`, the n-th (from 1) with usage n × 10¹² (more than the
+    demo's children), each with the three points 1u, 2u and 3u an hour apart; the rest of
+    `parent`'s children's history deleted."""
+    NodeHistory.objects.filter(node__parent=parent).delete()
+    made = Node.objects.bulk_create(
+        Node(
+            cluster=parent.cluster,
+            parent=parent,
+            name=f"many{number:03d}",
+            kind="user",
+            shares=1,
+            usage=1e12 * number,
+            position=10_000 + number,
+            cgroup_id=10_000 + number,
+        )
+        for number in range(1, how_many + 1)
+    )
+    start = timezone.now() - timedelta(days=3)
+    NodeHistory.objects.bulk_create(
+        NodeHistory(
+            node=child,
+            at=start + timedelta(hours=step),
+            usage=(step + 1) * child.usage,
+            fairshare_perc=0.001,
+            fairshare_tree_usage=0.1,
+            fairshare_factor=0.5,
+        )
+        for child in made
+        for step in range(3)
+    )
+    return made
+
+
+def test_a_group_of_many_children_shows_those_that_used_most_and_sums_the_others(
+    client: Client,
+) -> None:
+    physics = node("hpc", "physics")
+    before = list(physics.children.all())
+    made = many_children_made(physics, TRENDS_CHILDREN + 30)
+    carol(client)
+    page = client.get("/clusters/hpc/trends/", {"node": str(physics.pk), "range": "7d"})
+    shown = {child.name for child in made[-TRENDS_CHILDREN:]}  # the most usage
+    others = [*before, *made[:-TRENDS_CHILDREN]]
+    table = page.content.decode().split('<table class="shares">')[1].split("</table>")[0]
+    rows = re.findall(r"<tr[^>]*><td>(.*?)</td>", table)
+    names = {re.sub(r"<[^>]+>", "", row) for row in rows}
+    assert names == {*shown, f"{len(others)} others"}
+    series = {entry["name"]: entry for entry in page.context["series"]["series"]}
+    assert set(series) == {*shown, f"{len(others)} others"}
+    summed = sum(child.usage for child in made[:-TRENDS_CHILDREN])  # the others' history
+    assert series[f"{len(others)} others"]["usage"] == [summed, 2 * summed, 3 * summed]
+    total = 3 * sum(child.usage for child in made)
+    assert series[f"{len(others)} others"]["usage_share"][2] == pytest.approx(3 * summed / total)
+    text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.content.decode())))
+    assert f"The {TRENDS_CHILDREN} children of physics that use the most are shown" in text
+    response = client.get(
+        "/clusters/hpc/trends/", {"node": str(physics.pk), "range": "7d", "format": "csv"}
+    )
+    listed = list(csv.reader(io.StringIO(response.content.decode())))
+    assert {row[2] for row in listed if row[0] == "share"} == {
+        child.name for child in [*before, *made]
+    }  # the file holds every child
