@@ -25,7 +25,9 @@ class IngestRun(models.Model):
     """One ingestion: which files, what each gave, how long it took.
 
     Each file is its own transaction, so `files` lists only the files that were stored; a run
-    with no `finished_at` was interrupted, and running it again stores only what is missing.
+    with no `finished_at` is going, or was interrupted: the stalled-work sweep gives one whose
+    process has not been heard from for WORK_SILENT_MINUTES its `failure` and, as
+    `finished_at`, when it was last heard from. Running it again stores only what is missing.
     """
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="ingest_runs")
@@ -45,12 +47,26 @@ class IngestRun(models.Model):
         default=list, help_text="Entities met in the jobs that the tree does not have."
     )
     created_nodes = models.JSONField(default=list, help_text="Nodes made by --create-nodes.")
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="The last sign of life of the process ingesting."
+    )
+    failure = models.TextField(
+        blank=True, help_text="Why it stopped before the end (its process gone), if it did."
+    )
 
     class Meta:
         ordering = ["-started_at", "-id"]
         constraints = [
             models.CheckConstraint(
                 condition=Q(source__in=IngestSource.values), name="ingest_run_source_known"
+            ),
+        ]
+        # The few runs still going, among every push's: what the stalled-work sweep reads.
+        indexes = [
+            models.Index(
+                fields=["started_at"],
+                condition=Q(finished_at__isnull=True),
+                name="ingest_run_unfinished",
             ),
         ]
 
@@ -60,7 +76,7 @@ class IngestRun(models.Model):
     @property
     def duration(self) -> float | None:
         """Seconds from start to finish; None while running or when interrupted."""
-        if self.finished_at is None:
+        if self.finished_at is None or self.failure:
             return None
         return (self.finished_at - self.started_at).total_seconds()
 
@@ -331,6 +347,12 @@ class Scenario(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     result = models.JSONField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="The last sign of life: queued, taken, or its worker's."
+    )
+    retries = models.PositiveSmallIntegerField(
+        default=0, help_text="Times it was sent again, its worker or its message lost."
+    )
 
     class Meta:
         ordering = ["cluster_id", "-created_at", "-id"]
@@ -426,6 +448,12 @@ class FilesUpload(models.Model):
         default=dict, help_text="A resource_group's changes to the tree, before confirmation."
     )
     rejected = models.PositiveIntegerField(default=0, help_text="Rejected lines, in all.")
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="The last sign of life: queued, taken, or its worker's."
+    )
+    retries = models.PositiveSmallIntegerField(
+        default=0, help_text="Times it was sent again, its worker or its message lost."
+    )
 
     class Meta:
         ordering = ["-uploaded_at", "-id"]

@@ -12,6 +12,7 @@ from django.utils import timezone
 from accounting.selectors import clusters_due, cycle_slot_of
 from accounting.services.cycles import cycle_run
 from accounting.services.history import history_roll_up, history_upkeep
+from accounting.services.stalled import stalled_work_sweep
 from accounting.services.upload_runs import files_upload_run, uploads_clean
 from accounting.services.whatif import scenario_run
 from fairshare_site.celery import RETRIED
@@ -101,3 +102,10 @@ def run_scenario(scenario_id: int) -> dict[str, Any]:
     again."""
     scenario = scenario_run(scenario_id=scenario_id)
     return {"scenario": scenario.pk, "state": scenario.state, "message": scenario.message}
+
+
+@shared_task(**RETRIED)  # type: ignore[untyped-decorator]
+def sweep_stalled_work() -> dict[str, Any]:
+    """Send again or fail the what-ifs, uploads and ingestions whose worker is gone or whose
+    message was lost (the beat calls this every minute)."""
+    return asdict(stalled_work_sweep(now=timezone.now()))

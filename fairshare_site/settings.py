@@ -288,7 +288,20 @@ CELERY_BEAT_SCHEDULE = {
     "due-cycles": {"task": "accounting.tasks.run_due_cycles", "schedule": 60.0},
     "history-roll-up": {"task": "accounting.tasks.roll_up_history", "schedule": 86_400.0},
     "uploads-clean-up": {"task": "accounting.tasks.clean_uploads", "schedule": 3_600.0},
+    "stalled-work": {"task": "accounting.tasks.sweep_stalled_work", "schedule": 60.0},
 }
+# Work whose worker is gone (docs/deploy.md): a what-if, upload or ingestion writes a heartbeat
+# every WORK_HEARTBEAT_SECONDS while it runs; one silent for WORK_SILENT_MINUTES, or queued
+# untaken for WORK_QUEUED_MINUTES (its message lost in the broker), is sent again once, then
+# failed with why by the beat's minute sweep (an ingestion is failed at once).
+WORK_HEARTBEAT_SECONDS = env.int("WORK_HEARTBEAT_SECONDS", default=30)
+WORK_SILENT_MINUTES = env.int("WORK_SILENT_MINUTES", default=5)
+WORK_QUEUED_MINUTES = env.int("WORK_QUEUED_MINUTES", default=60)
+if not 0 < 2 * WORK_HEARTBEAT_SECONDS <= 60 * WORK_SILENT_MINUTES or WORK_QUEUED_MINUTES < 1:
+    raise ImproperlyConfigured(
+        "WORK_SILENT_MINUTES must hold two heartbeats (WORK_HEARTBEAT_SECONDS) at least, and"
+        " WORK_QUEUED_MINUTES be 1 or more"
+    )
 
 
 def cycle_queues_parse(text: str) -> dict[str, str]:

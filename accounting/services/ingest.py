@@ -32,6 +32,7 @@ from accounting.models import (
 )
 from accounting.parsers.records import USAGE_RESOURCES
 from accounting.services.accelerator import accelerator_jobs_imported
+from accounting.services.heartbeats import heartbeat
 from accounting.services.job_store import Charger, FileSummary, JobStore
 from trees.engine.formula import parse_formula
 from trees.engine.times import epoch_time
@@ -140,7 +141,8 @@ def ingest(
     )
     store = JobStore(cluster, charger)
     files = []
-    with prepared_files(paths, preparation) as batches_of_files:
+    beating = IngestRun.objects.filter(pk=run.pk, finished_at__isnull=True)
+    with heartbeat(beating), prepared_files(paths, preparation) as batches_of_files:
         for path, batches in batches_of_files:
             with transaction.atomic():
                 summary = _ingest_file(path, batches, store, progress)
@@ -155,7 +157,7 @@ def ingest(
     run.unknown_entities = sorted(charger.unknown)
     run.created_nodes = charger.created
     run.finished_at = timezone.now()
-    run.save(update_fields=["unknown_entities", "created_nodes", "finished_at"])
+    run.save(update_fields=["unknown_entities", "created_nodes", "finished_at", "failure"])
     result = IngestResult(run, files, run.unknown_entities, charger.created)
     if created and not result.stored_anything and not charger.created:
         cluster.delete()  # an import that imports nothing leaves no cluster behind
@@ -196,6 +198,7 @@ def _record_file(run: IngestRun, summary: FileSummary) -> None:
     types = Counter(run.record_types)
     types.update(summary.record_types)
     run.record_types = dict(sorted(types.items()))
+    run.heartbeat_at = timezone.now()  # saved whole: the heartbeat's thread's value with it
     run.save()
 
 

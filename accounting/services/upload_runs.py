@@ -21,6 +21,7 @@ from accounting.models import (
     UploadRejection,
     UploadState,
 )
+from accounting.services.heartbeats import heartbeat
 from accounting.services.site_files import FilesImport, ImportReject, SiteFile, site_files_import
 from trees.formats.resource_group import parse_resource_group
 from trees.models import Cluster, NodeOrigin, Scheduler
@@ -37,9 +38,11 @@ def upload_folder(upload: FilesUpload) -> Path:
 def files_upload_run(*, upload_id: int) -> FilesUpload | None:
     """Import an upload's files, once: through site_files_import, or for a resource_group into
     a cluster that has a tree, as far as its preview (applied by files_upload_confirm). The
-    files are removed afterwards, whatever happens; None if another worker has it."""
+    files are removed afterwards, whatever happens; None if another worker has it. A worker
+    killed leaves them for the stalled-work sweep's retry."""
+    now = timezone.now()
     claimed = FilesUpload.objects.filter(pk=upload_id, state=UploadState.QUEUED).update(
-        state=UploadState.RUNNING, started_at=timezone.now()
+        state=UploadState.RUNNING, started_at=now, heartbeat_at=now
     )
     if not claimed:
         return None  # done, or running in another worker: a duplicate delivery
@@ -47,7 +50,8 @@ def files_upload_run(*, upload_id: int) -> FilesUpload | None:
     folder = upload_folder(upload)
     paths = [(name, folder / str(index) / name) for index, name in enumerate(upload.files)]
     try:
-        return _upload_import(upload, paths)
+        with heartbeat(FilesUpload.objects.filter(pk=upload_id, state=UploadState.RUNNING)):
+            return _upload_import(upload, paths)
     except Exception as exc:
         logger.exception("upload %s failed", upload_id)
         return upload_failed(upload_id, f"the import failed: {exc}")

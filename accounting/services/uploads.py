@@ -22,6 +22,7 @@ from accounting.models import (
 )
 from accounting.services.site_files import FileCounts, FilesImport, SiteFile
 from accounting.services.upload_runs import result_document, upload_failed, upload_folder
+from fairshare_site.celery import app
 from trees.engine.pbs import GroupDef
 from trees.services.pbs import (
     resource_group_import,
@@ -64,6 +65,7 @@ def files_upload_start(
         strict=strict,
         uploaded_by=user,
         uploaded_at=timezone.now(),
+        heartbeat_at=timezone.now(),
     )
     folder = upload_folder(upload)
     try:
@@ -78,13 +80,15 @@ def files_upload_start(
         upload.delete()
         raise
     upload_id = upload.pk
-    transaction.on_commit(lambda: _import_queued(upload_id))
+    transaction.on_commit(lambda: upload_queue(upload_id=upload_id))
     return upload
 
 
-def _import_queued(upload_id: int) -> None:
-    from accounting.tasks import import_files  # the task calls back into this module
-
+def upload_queue(*, upload_id: int) -> None:
+    """Send the upload's import to a worker; fail it, saying so, when the broker does not
+    take it."""
+    # By name: accounting.tasks calls the sweep, which calls this.
+    import_files = app.tasks["accounting.tasks.import_files"]
     try:
         import_files.delay(upload_id)
     except Exception as exc:  # the broker refused: say so on the upload's page

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from accounting.models import Job, Scenario, ScenarioState
 from accounting.selectors import whatif_runs_get
+from accounting.services.heartbeats import heartbeat
 from accounting.whatif import TraceJobs, stored_sim_job
 from trees.engine.formula import FormulaError
 from trees.engine.pbs import ROOT_ALIAS, TREEROOT
@@ -238,34 +240,45 @@ def scenario_create(
         title=title,
         created_by=user if user is not None and user.is_authenticated else None,
         parameters=parameters.document(),
+        heartbeat_at=timezone.now(),  # queued: the sweep's clock for a message lost
     )
     return scenario
 
 
 def scenario_run(*, scenario_id: int) -> Scenario:
-    """Run a saved scenario, its progress written as it goes; its result or why it failed."""
-    scenario = Scenario.objects.select_related("cluster").get(pk=scenario_id)
-    if scenario.state == ScenarioState.DONE:
-        return scenario  # a message delivered twice runs it once
-    Scenario.objects.filter(pk=scenario.pk).update(
-        state=ScenarioState.RUNNING, progress=0.0, started_at=timezone.now(), message=""
+    """Run a saved scenario, its progress and heartbeat written as it goes; its result or why
+    it failed. Only a queued one is taken: one another worker runs, done or failed is left as
+    it is (a message delivered twice, or sent again by the stalled-work sweep, runs once)."""
+    now = timezone.now()
+    mine = Scenario.objects.filter(pk=scenario_id, state=ScenarioState.RUNNING)
+    claimed = Scenario.objects.filter(pk=scenario_id, state=ScenarioState.QUEUED).update(
+        state=ScenarioState.RUNNING, progress=0.0, started_at=now, heartbeat_at=now, message=""
     )
+    scenario = Scenario.objects.select_related("cluster").get(pk=scenario_id)
+    if not claimed:
+        return scenario
     last = [time.monotonic()]
 
     def heard(fraction: float) -> None:
         now = time.monotonic()
         if now - last[0] >= PROGRESS_EVERY:
             last[0] = now
-            Scenario.objects.filter(pk=scenario.pk).update(progress=min(fraction, 1.0))
+            mine.update(progress=min(fraction, 1.0), heartbeat_at=timezone.now())
 
     try:
-        outcome = whatif_run(
-            cluster=scenario.cluster,
-            parameters=WhatIfParameters.of_document(scenario.parameters),
-            progress=heard,
-        )
+        with heartbeat(mine):
+            outcome = whatif_run(
+                cluster=scenario.cluster,
+                parameters=WhatIfParameters.of_document(scenario.parameters),
+                progress=heard,
+            )
     except WhatIfError as error:
         return _scenario_end(scenario, state=ScenarioState.FAILED, message=str(error))
+    except (OperationalError, InterfaceError):
+        # The task's retry takes it again; with the database away, the sweep does.
+        with suppress(DatabaseError):
+            mine.update(state=ScenarioState.QUEUED)
+        raise
     except Exception as error:
         # Said on the page rather than left running for ever; the worker's log has the rest.
         _scenario_end(

@@ -2,9 +2,10 @@
 that cannot run is failed with why."""
 
 import pytest
+from django.utils import timezone
 
 from accounting import tasks
-from accounting.models import Job, Scenario
+from accounting.models import Job, Scenario, ScenarioState
 from accounting.services.whatif import WhatIfParameters, scenario_create
 from trees.models import Cluster
 
@@ -52,3 +53,27 @@ def test_a_scenario_that_cannot_run_is_failed_with_why() -> None:
         "message": "cluster hpc has no ended job run (0 stored in all)",
     }
     assert Scenario.objects.get(pk=scenario.pk).result is None
+
+
+def test_a_scenario_another_worker_has_taken_is_not_replayed_by_a_second_delivery() -> None:
+    scenario = saved()
+    taken = timezone.now()
+    Scenario.objects.filter(pk=scenario.pk).update(
+        state=ScenarioState.RUNNING, progress=0.3, heartbeat_at=taken
+    )
+    answer = tasks.run_scenario.delay(scenario.pk).get()
+    assert answer == {"scenario": scenario.pk, "state": "running", "message": ""}
+    scenario.refresh_from_db()
+    assert (scenario.progress, scenario.heartbeat_at, scenario.result) == (0.3, taken, None)
+
+
+def test_a_scenario_sent_again_is_replayed_and_beats_as_it_goes() -> None:
+    scenario = saved()
+    Scenario.objects.filter(pk=scenario.pk).update(retries=1)
+    before = timezone.now()
+    assert tasks.run_scenario.delay(scenario.pk).get()["state"] == "done"
+    scenario.refresh_from_db()
+    assert scenario.heartbeat_at is not None
+    assert scenario.started_at is not None
+    assert before <= scenario.started_at <= scenario.heartbeat_at
+    assert scenario.retries == 1
