@@ -46,6 +46,7 @@ class SimulationStartedSerializer(s.Serializer):  # type: ignore[type-arg]
     url = s.URLField(help_text="where its result will be: GET it until `state` is done or failed")
     page = s.URLField(help_text="its page on the site (the permalink)")
     state = s.ChoiceField(["queued", "running", "done", "failed"])
+    message = s.CharField(allow_blank=True, help_text="why it failed (its queueing, here)")
 
 
 class SimulationSerializer(s.Serializer):  # type: ignore[type-arg]

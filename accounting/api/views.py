@@ -12,7 +12,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
 from rest_framework import serializers as s
 from rest_framework.parsers import BaseParser
@@ -24,7 +24,7 @@ from accounting.api.schemas import (
     SimulationSerializer,
     SimulationStartedSerializer,
 )
-from accounting.models import Scenario
+from accounting.models import Scenario, ScenarioState
 from accounting.selectors import scenario_get
 from accounting.services.pushes import KeyReused, PushRefused, accounting_push
 from accounting.services.scenarios import MAX_CORES, MAX_SETTING, MAX_SETTINGS, scenario_start
@@ -202,13 +202,18 @@ class Simulations(ApiView):
     """Admins (a `read write` token, or the session): a what-if of the cluster, as its What-if
     page starts one: its stored jobs replayed under its policy and under a variant made by
     `settings`. It is saved and queued for a worker: the answer (202) gives the address of
-    its result, to GET until its `state` is done or failed. Settings the policy cannot take,
+    its result, to GET until its `state` is done or failed; 503 with `state` failed when the
+    broker did not take it. Settings the policy cannot take,
     an unknown pool or a reversed window answer 400, saying which."""
 
     @extend_schema(
         request=SimulationAskedSerializer,
         responses={
             202: SimulationStartedSerializer,
+            503: OpenApiResponse(
+                SimulationStartedSerializer,
+                description="saved, but the broker did not take it: failed (`message`)",
+            ),
             **{code: ErrorSerializer for code in (400, 401, 403, 404, 429)},
         },
         examples=[
@@ -247,10 +252,16 @@ class Simulations(ApiView):
             )
         except WhatIfError as refused:
             raise exceptions.ValidationError({"settings": [str(refused)]}) from None
+        scenario.refresh_from_db()  # a broker that did not take it has failed it
         url = _result_url(request, cluster, scenario)
         answer = {"id": scenario.pk, "url": url, "page": _page_url(request, cluster, scenario),
-                  "state": scenario.state}  # fmt: skip
-        return Response(answer, status=status.HTTP_202_ACCEPTED, headers={"Location": url})
+                  "state": scenario.state, "message": scenario.message}  # fmt: skip
+        queued = scenario.state != ScenarioState.FAILED
+        return Response(
+            answer,
+            status=status.HTTP_202_ACCEPTED if queued else status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Location": url},
+        )
 
 
 class Simulation(ApiView):

@@ -57,6 +57,7 @@ def test_an_admin_starts_a_what_if_and_gets_the_address_of_its_result(
         "url": url,
         "page": f"http://testserver/clusters/hpc/whatif/{scenario.pk}/",
         "state": "queued",
+        "message": "",
     }
     assert answer["Location"] == url
     assert sent == [([scenario.pk], None)]
