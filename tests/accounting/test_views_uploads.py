@@ -320,3 +320,28 @@ def test_a_tree_into_a_cluster_without_one_applies_at_once(send: Any, client: Cl
     assert "Imported into fresh (new cluster)" in page.content.decode()
     assert Cluster.objects.filter(name="fresh").exists()
     assert not UploadRejection.objects.exists()
+
+
+def test_an_upload_sent_again_says_so_and_one_whose_worker_is_gone_asks_for_the_files(
+    client: Client,
+) -> None:
+    alice(client)
+    again = FilesUpload.objects.create(
+        cluster_name="hpc", kind="pbs_accounting", files=["20261201"],
+        uploaded_at=timezone.now(), state=UploadState.RUNNING, retries=1,
+    )  # fmt: skip
+    page = client.get(f"/imports/{again.pk}/").content.decode()
+    assert "It was sent to a worker again: the first went silent or never took it." in page
+    outcome = (
+        "the import stopped: its worker stopped answering (nothing heard from it since"
+        " 2026-12-01 09:00:00 UTC), and again when it was sent to a worker once more; upload"
+        " the files again"
+    )
+    gone = FilesUpload.objects.create(
+        cluster_name="hpc", kind="pbs_accounting", files=["20261201"],
+        uploaded_at=timezone.now(), state=UploadState.FAILED,
+        result={"imported": False, "outcome": outcome},
+    )  # fmt: skip
+    page = client.get(f"/imports/{gone.pk}/").content.decode()
+    assert f"{outcome}." in page
+    assert '<a href="/import/">Upload the files again</a>' in page

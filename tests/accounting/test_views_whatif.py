@@ -398,3 +398,22 @@ def test_a_replay_run_by_the_worker_is_done_on_its_permalink(
     assert summary[1][1] == f"{result['baseline']['summary']['jobs']:,} jobs"
     assert re.fullmatch(r"\d+\.\d %", summary[6][1])
     assert datetime.now(UTC) - scenario.finished_at < timedelta(minutes=5)  # type: ignore[operator]
+
+
+def test_a_replay_sent_again_says_so_and_one_whose_worker_is_gone_offers_to_start_again(
+    alice: Client,
+) -> None:
+    hpc = Cluster.objects.get(name="hpc")
+    again = scenario_made(hpc, ScenarioState.RUNNING, progress=0.1, retries=1)
+    said = words(alice.get(f"/clusters/hpc/whatif/{again.pk}/"))
+    assert "It was sent to a worker again: the first went silent or never took it." in said
+    gone = scenario_made(
+        hpc,
+        ScenarioState.FAILED,
+        message="its worker stopped answering (nothing heard from it since 2026-12-01 08:54:00"
+        " UTC), and again when it was sent to a worker once more: start it again",
+    )
+    page = alice.get(f"/clusters/hpc/whatif/{gone.pk}/").content.decode()
+    assert "its worker stopped answering (nothing heard from it since 2026-12-01" in page
+    again_link = '<a href="/clusters/hpc/whatif/?set=shares%3Aphysics%3D40">Start it again</a>'
+    assert again_link in page
