@@ -88,10 +88,11 @@ Worker = Callable[..., subprocess.Popen[bytes]]
 @pytest.fixture
 def worker(services: str, tmp_path: Path) -> Iterator[Worker]:
     """Start a Celery worker (solo pool: the task runs in the process we may kill), taking the
-    default queue or the queues given (`queues="cycles.big"`, as `-Q`)."""
+    default queue or the queues given (`queues="cycles.big"`, as `-Q`), with settings of the
+    environment given besides."""
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(name: str, queues: str | None = None) -> subprocess.Popen[bytes]:
+    def start(name: str, queues: str | None = None, **settings: str) -> subprocess.Popen[bytes]:
         log = tmp_path / f"{name}.log"
         env = {
             **os.environ,
@@ -99,6 +100,7 @@ def worker(services: str, tmp_path: Path) -> Iterator[Worker]:
             "CELERY_BROKER_URL": REDIS_URL,
             "CELERY_RESULT_BACKEND": REDIS_URL,
             "CELERY_VISIBILITY_TIMEOUT": "3",
+            **settings,
         }
         command = [
             sys.executable, "-m", "celery", "-A", "fairshare_site", "worker", "--pool=solo",
