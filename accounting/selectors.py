@@ -30,6 +30,7 @@ from trees.models import Cluster, Node, NodeOrigin, Scheduler, ShareChange
 from trees.selectors.nodes import descendant_ids_get
 
 TOP_CONSUMERS = 10
+CURRENT_JOBS_SHOWN = 20  # of a leaf's running jobs, and of its queued ones, a standing lists
 TRENDS_CHILDREN = 20  # children the Trends page draws and lists; the others summed in one
 REPORT_GROUPS = ("entity", "user", "group", "project", "account", "queue")
 
@@ -364,25 +365,37 @@ def recent_jobs_get(*, node: Node, limit: int = RECENT_JOBS) -> list[Job]:
 
 @dataclass(frozen=True)
 class CurrentJobs:
-    """A leaf's jobs that are not over: running now, and waiting in the queue."""
+    """A leaf's jobs that are not over: running now, and waiting in the queue; the first
+    CURRENT_JOBS_SHOWN of each, and how many more there are."""
 
     running: list[Job] = field(default_factory=list)
     queued: list[Job] = field(default_factory=list)
+    running_more: int = 0
+    queued_more: int = 0
 
 
 def current_jobs_get(*, node_ids: Iterable[int]) -> dict[int, CurrentJobs]:
     """The runs running on each of these leaves (the longest running first) and the jobs
-    waiting (the longest waiting first); leaves with neither are left out."""
-    current: dict[int, CurrentJobs] = {}
+    waiting (the longest waiting first), CURRENT_JOBS_SHOWN of each, the rest counted;
+    leaves with neither are left out."""
+    shown: dict[int, tuple[list[Job], list[Job]]] = {}
+    more: dict[tuple[int, bool], int] = {}
     jobs = Job.objects.filter(
         node_id__in=list(node_ids), state__in=[JobState.RUNNING, JobState.QUEUED]
     )
-    for job in jobs.order_by("start", "qtime", "job_id"):
+    for job in jobs.order_by("start", "qtime", "job_id").iterator(2000):
         if job.node_id is None:
             continue
-        held = current.setdefault(job.node_id, CurrentJobs())
-        (held.running if job.state == JobState.RUNNING else held.queued).append(job)
-    return current
+        running = job.state == JobState.RUNNING
+        kept = shown.setdefault(job.node_id, ([], []))[0 if running else 1]
+        if len(kept) < CURRENT_JOBS_SHOWN:
+            kept.append(job)
+        else:
+            more[job.node_id, running] = more.get((job.node_id, running), 0) + 1
+    return {
+        pk: CurrentJobs(running, queued, more.get((pk, True), 0), more.get((pk, False), 0))
+        for pk, (running, queued) in shown.items()
+    }
 
 
 def factors_at_get(*, node_ids: Iterable[int], at: datetime) -> dict[int, float]:

@@ -107,6 +107,9 @@ class ClusterStanding:
         return bool(self.mine or self.groups)
 
 
+MY_JOBS_SHOWN = 50  # of a person's waiting jobs, and of their running ones, a cluster
+
+
 @dataclass(frozen=True)
 class JobLine:
     """One job of the person's, in a line: its id (linked to its page when it waits)."""
@@ -118,9 +121,14 @@ class JobLine:
 
 @dataclass(frozen=True)
 class MyJobs:
+    """The first MY_JOBS_SHOWN of the person's waiting and of their running jobs, with how
+    many more there are (an array of 10,000 is 50 lines and a count, not 10,000 lines)."""
+
     cluster: Cluster
     queued: list[JobLine]
     running: list[JobLine]
+    queued_more: int = 0
+    running_more: int = 0
 
 
 def my_jobs(user_name: str, now: datetime) -> list[MyJobs]:
@@ -135,7 +143,7 @@ def my_jobs(user_name: str, now: datetime) -> list[MyJobs]:
 
 def _job_lines(jobs: ClusterJobs, now: datetime) -> MyJobs:
     queued = []
-    for waiting in jobs.queued:
+    for waiting in jobs.queued[:MY_JOBS_SHOWN]:
         job = waiting.job
         place = job_place_sentence(
             position=job.position,
@@ -161,9 +169,15 @@ def _job_lines(jobs: ClusterJobs, now: datetime) -> MyJobs:
             running_job_line(ncpus=run.job.ncpus, since=run.job.start, core_hours=run.core_hours),
             False,
         )
-        for run in jobs.running
+        for run in jobs.running[:MY_JOBS_SHOWN]
     ]
-    return MyJobs(jobs.cluster, queued, running)
+    return MyJobs(
+        jobs.cluster,
+        queued,
+        running,
+        len(jobs.queued) - len(queued),
+        len(jobs.running) - len(running),
+    )
 
 
 def landing(request: HttpRequest) -> HttpResponse:

@@ -15,9 +15,11 @@ from django.utils import timezone
 
 from accounting.models import Job, JobPriorityHistory
 from accounting.parsers.records import JobRequest
+from accounting.selectors import CURRENT_JOBS_SHOWN
 from tests.cast import login, member_made
 from tests.trees.queue_site import queued_job_made
 from trees.models import Cluster, Node
+from trees.views.standing import MY_JOBS_SHOWN
 
 pytestmark = pytest.mark.django_db
 
@@ -345,3 +347,28 @@ def test_a_page_of_held_jobs_alone_does_not_say_nothing_waits(
     assert queue_places(page) == [["held"]]
     assert "No job is waiting" not in text
     assert '<p class="pages">101 jobs; page 2 of 2' in page
+
+
+def test_my_jobs_lists_the_first_of_many_and_counts_the_rest(
+    client: Client, bea: User, queue_site: Cluster, queue_now: datetime
+) -> None:
+    waiting_jobs_made(queue_site, 147, queue_now)  # bea's: 102.srv and these 147
+    for address in ("/", "/me/"):
+        answer = client.get(address)
+        page, text = answer.content.decode(), text_of(answer)
+        section = page.split('class="standing my-jobs"')[1].split("</section>")[0]
+        assert section.count("<li>") == MY_JOBS_SHOWN, address
+        assert "102.srv : 1st of 150 waiting" in text, address
+        assert f"And {148 - MY_JOBS_SHOWN} more of yours waiting" in text, address
+        assert f">{2000 + MY_JOBS_SHOWN - 2}</a>: " in section  # her 50th, the 51st of all
+        assert f">{2000 + MY_JOBS_SHOWN - 1}</a>: " not in section
+
+
+def test_an_entity_s_row_lists_the_first_of_its_many_jobs_and_counts_the_rest(
+    client: Client, bea: User, queue_site: Cluster, queue_now: datetime
+) -> None:
+    waiting_jobs_made(queue_site, 147, queue_now)  # bio's: 102.srv and these 147
+    answer = client.get("/")
+    table = answer.content.decode().split('<table class="answers">')[1].split("</table>")[0]
+    assert table.count("<li>") == CURRENT_JOBS_SHOWN
+    assert f"and {148 - CURRENT_JOBS_SHOWN} more" in table
