@@ -25,6 +25,7 @@ HISTORY_RANGES = {"7d": timedelta(days=7), "30d": timedelta(days=30), "1y": time
 AUDIT_PAGE = 100  # share changes a page of the audit trail lists
 CHILDREN_PAGE = 100  # children a node page lists a page
 JOBS_PAGE = 100  # waiting jobs the queue page lists a page
+TOKENS_PAGE = 50  # of a person's API tokens, revoked and expired ones too, a page
 NODE_CHILDREN_PAGE = 1000  # children the API's node answers a page at most (and by default)
 MAX_PARENTS_LISTED = 1000  # groups the edit page offers as a child's new parent
 MAX_EDIT_CHILDREN = 500  # children the edit page puts in its one form; more: the resource_group

@@ -17,7 +17,7 @@ from trees.forms import ApiTokenForm
 from trees.models import ApiToken
 from trees.selectors.tokens import api_tokens_get
 from trees.services.tokens import api_token_create, api_token_revoke
-from trees.views.parameters import MAX_ID, BadParameter
+from trees.views.parameters import MAX_ID, TOKENS_PAGE, BadParameter, page_or_404
 
 ME_PATH = "/api/me/"  # the example's address: who the token acts for
 
@@ -56,13 +56,15 @@ def api_tokens_page(request: HttpRequest) -> HttpResponse:
             else:
                 form = ApiTokenForm(admin=admin)  # blank again, for another one
     now = timezone.now()
-    rows = [TokenRow(token, token.state_at(now)) for token in api_tokens_get(user=user)]
+    page = page_or_404(request, api_tokens_get(user=user), TOKENS_PAGE)
+    rows = [TokenRow(token, token.state_at(now)) for token in page]
     return render(
         request,
         "registration/api_tokens.html",
         {
             "form": form,
             "rows": rows,
+            "page": page,
             "made": made[0] if made else None,
             "token": made[1] if made else "",
             "me_url": request.build_absolute_uri(ME_PATH),

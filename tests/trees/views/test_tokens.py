@@ -18,6 +18,7 @@ from trees.services.tokens import (
     api_token_create,
     api_token_revoke,
 )
+from trees.views.parameters import TOKENS_PAGE
 
 pytestmark = pytest.mark.django_db
 
@@ -233,3 +234,23 @@ def test_a_token_past_the_cap_is_refused_on_the_page_saying_why(
     )
     assert not TOKEN.search(text)
     assert ApiToken.objects.filter(user=bob).count() == 2
+
+
+def test_the_tokens_come_a_page_at_a_time(client: Client) -> None:
+    bob = login(client, BOB)
+    now = timezone.now()
+    for number in range(TOKENS_PAGE + 5):  # revoked ones stay listed: what one did
+        made, _ = api_token_create(
+            user=bob, name=f"t{number:03d}", days=30, scope="read",
+            now=now - timedelta(minutes=number),
+        )  # fmt: skip
+        api_token_revoke(user=bob, token_id=made.pk, now=now)
+    first = client.get(PAGE).content.decode()
+    names = re.findall(r"<tr><td>(t\d+)</td>", first)
+    assert names == [f"t{number:03d}" for number in range(TOKENS_PAGE)]  # newest first
+    assert f'<p class="pages">{TOKENS_PAGE + 5} tokens; page 1 of 2' in first
+    assert '<a href="?page=2">next</a>' in first
+    second = client.get(PAGE, {"page": "2"}).content.decode()
+    names = re.findall(r"<tr><td>(t\d+)</td>", second)
+    assert names == [f"t{number:03d}" for number in range(TOKENS_PAGE, TOKENS_PAGE + 5)]
+    assert client.get(PAGE, {"page": "3"}).status_code == 404
