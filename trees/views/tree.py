@@ -41,15 +41,15 @@ from trees.views.accelerator import group_page, history_fields
 from trees.views.documents import document_response, listing_response
 from trees.views.lookup import cluster_or_404, node_view
 from trees.views.parameters import (
-    HISTORY_RANGES,
     CHILDREN_PAGE,
+    HISTORY_RANGES,
     MAX_LEVELS,
     MAX_NAME,
     choice_parameter,
     id_parameter,
     int_parameter,
-    text_parameter,
     page_or_404,
+    text_parameter,
 )
 
 
