@@ -32,6 +32,7 @@ from trees.selectors.nodes import descendant_ids_get
 TOP_CONSUMERS = 10
 CURRENT_JOBS_SHOWN = 20  # of a leaf's running jobs, and of its queued ones, a standing lists
 TRENDS_CHILDREN = 20  # children the Trends page draws and lists; the others summed in one
+OTHER_CHILDREN = 0  # the key of the summed others' series: no node's id (ids start at 1)
 REPORT_GROUPS = ("entity", "user", "group", "project", "account", "queue")
 
 
@@ -429,6 +430,15 @@ class Trends:
     perc: dict[int, list[float | None]]  # each series' target share of the machine then
     top: list[UsageRow]  # the entities under the node that were charged most in the period
     others: OtherChildren | None = None  # the children left out of `children`, summed
+
+    def series(self) -> tuple[dict[int, list[float | None]], dict[int, list[float | None]]]:
+        """Each series' usage and target share at each time, the summed others' under
+        OTHER_CHILDREN: what shares of the siblings' total are taken over."""
+        usage, perc = dict(self.usage), dict(self.perc)
+        if self.others is not None:
+            usage[OTHER_CHILDREN] = self.others.series_usage
+            perc[OTHER_CHILDREN] = self.others.series_perc
+        return usage, perc
 
     def usage_share(self, child: Node | OtherChildren) -> float:
         """The child's part of its siblings' present usage (what the target is weighed with)."""

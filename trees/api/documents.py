@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from accounting.models import Job, NodeHistory
-from accounting.selectors import HistoryPoint, Trends
+from accounting.selectors import OTHER_CHILDREN, HistoryPoint, Trends
 from trees.engine.accelerator import NO_RANK, NO_RANK9
 from trees.engine.trends import far_over_target, shares_over_time
 from trees.explanations import TargetStanding, recovery_sentence
@@ -205,8 +205,10 @@ def standings_document(scheduler_user: str, standings: Sequence[ClusterStanding]
 def trends_document(node: Node, span: str, trends: Trends) -> dict[str, Any]:
     """What the trends page draws: each child's decayed usage, its share of its siblings'
     usage and its target share at each moment; who ran far over target; the top consumers."""
-    usage_shares = shares_over_time(trends.usage)
-    target_shares = shares_over_time(trends.perc)
+    usage, perc = trends.series()
+    usage_shares = shares_over_time(usage)
+    target_shares = shares_over_time(perc)
+    others = trends.others
     return {
         "node": node.pk,
         "range": span,
@@ -226,6 +228,19 @@ def trends_document(node: Node, span: str, trends: Trends) -> dict[str, Any]:
             }
             for child in trends.children
         ],
+        "others": None
+        if others is None
+        else {
+            "count": others.count,
+            "target_share": others.group_perc,
+            "usage": others.usage,
+            "usage_share": trends.usage_share(others),
+            "series": {
+                "usage": others.series_usage,
+                "usage_share": usage_shares[OTHER_CHILDREN],
+                "target_share": target_shares[OTHER_CHILDREN],
+            },
+        },
         "far_over_target": [
             {
                 "id": over.child,
@@ -234,6 +249,7 @@ def trends_document(node: Node, span: str, trends: Trends) -> dict[str, Any]:
                 "times": over.times,
             }
             for over in far_over_target(usage_shares, target_shares)
+            if over.child != OTHER_CHILDREN  # a sum of many is no one child far over
         ],
         "top": [row.document() for row in trends.top],
     }

@@ -393,11 +393,22 @@ class UsageRowSerializer(s.Serializer):  # type: ignore[type-arg]
     usage = s.FloatField()
 
 
+class OtherChildrenSerializer(s.Serializer):  # type: ignore[type-arg]
+    count = s.IntegerField(help_text="the children left out of `children`, summed here")
+    target_share = s.FloatField()
+    usage = s.FloatField()
+    usage_share = s.FloatField()
+    series = SeriesSerializer()
+
+
 class TrendsSerializer(s.Serializer):  # type: ignore[type-arg]
     node = s.IntegerField()
     range = s.CharField()
     at = s.ListField(child=s.DateTimeField())
-    children = TrendChildSerializer(many=True)
+    children = TrendChildSerializer(
+        many=True, help_text="at most `children` of them, those of the most present usage"
+    )
+    others = OtherChildrenSerializer(allow_null=True, help_text="null: every child is listed")
     far_over_target = OverTargetSerializer(many=True)
     top = UsageRowSerializer(many=True)
 

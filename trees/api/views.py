@@ -517,6 +517,9 @@ class Audit(ApiView):
         return paginator.get_paginated_response([share_change_document(c) for c in page])
 
 
+TRENDS_CHILDREN_MAX = 1_000  # children a trends answer lists at most, the others summed
+
+
 class Trends(ApiView):
     """For admins and the managers of the node (or of an ancestor): its children's usage over
     `range` against their target shares, who ran far over target, and the top consumers."""
@@ -525,6 +528,13 @@ class Trends(ApiView):
         parameters=[
             OpenApiParameter("node", int, description="default: the node they manage, or root"),
             OpenApiParameter("range", str, enum=[*HISTORY_RANGES, "all"], default="30d"),
+            OpenApiParameter(
+                "children",
+                int,
+                default=TRENDS_CHILDREN_MAX,
+                description=f"the children listed, those of the most present usage (1 to"
+                f" {TRENDS_CHILDREN_MAX}); the others are summed in `others`",
+            ),  # fmt: skip
         ],
         responses={200: schemas.TrendsSerializer, **ERRORS},
     )
@@ -538,7 +548,9 @@ class Trends(ApiView):
             raise PermissionDenied("trends are for the managers of this part of the tree")
         span = choice_parameter(page_request, "range", "30d", [*HISTORY_RANGES, "all"])
         since = None if span == "all" else timezone.now() - HISTORY_RANGES[span]
-        return Response(trends_document(at.node, span, trends_get(node=at.node, since=since)))
+        shown = int_parameter(page_request, "children", TRENDS_CHILDREN_MAX, 1, TRENDS_CHILDREN_MAX)
+        trends = trends_get(node=at.node, since=since, children_shown=shown)
+        return Response(trends_document(at.node, span, trends))
 
 
 SHARES_FORMATS: dict[str, tuple[str, ...]] = {

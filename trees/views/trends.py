@@ -7,7 +7,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from accounting.selectors import TRENDS_CHILDREN, Trends, trends_get
+from accounting.selectors import OTHER_CHILDREN, TRENDS_CHILDREN, Trends, trends_get
 from trees.access import Access, access_get
 from trees.downloads import CsvWriter, download_header
 from trees.engine.trends import far_over_target, shares_over_time
@@ -16,8 +16,6 @@ from trees.models import Cluster, Node, Scheduler
 from trees.quantities import cluster_usage_unit, percent_text
 from trees.views.lookup import cluster_or_404, node_view
 from trees.views.parameters import HISTORY_RANGES, choice_parameter, id_parameter
-
-OTHERS = 0  # the key of the summed children's series: no node's id (ids start at 1)
 
 
 def trends_page(request: HttpRequest, name: str) -> HttpResponse:
@@ -43,9 +41,7 @@ def trends_page(request: HttpRequest, name: str) -> HttpResponse:
         return _csv(cluster, node, span, trends_get(node=node, since=since))
     trends = trends_get(node=node, since=since, children_shown=TRENDS_CHILDREN)
     others = trends.others
-    usage, perc = dict(trends.usage), dict(trends.perc)
-    if others is not None:  # one series more, under a key that is no node's id
-        usage[OTHERS], perc[OTHERS] = others.series_usage, others.series_perc
+    usage, perc = trends.series()
     usage_shares = shares_over_time(usage)
     target_shares = shares_over_time(perc)
     names = {child.pk: child.name for child in trends.children}
@@ -63,8 +59,8 @@ def trends_page(request: HttpRequest, name: str) -> HttpResponse:
             {
                 "name": f"{others.count} others",
                 "usage": others.series_usage,
-                "usage_share": usage_shares[OTHERS],
-                "target_share": target_shares[OTHERS],
+                "usage_share": usage_shares[OTHER_CHILDREN],
+                "target_share": target_shares[OTHER_CHILDREN],
             }
         )
     return render(
@@ -93,7 +89,7 @@ def trends_page(request: HttpRequest, name: str) -> HttpResponse:
             "far_over": [
                 (names[over.child], over)
                 for over in far_over_target(usage_shares, target_shares)
-                if over.child != OTHERS  # a sum of many is no one child far over
+                if over.child != OTHER_CHILDREN  # a sum of many is no one child far over
             ],
             "siblings": len(trends.children) > 1,
             "explain": EXPLANATIONS,

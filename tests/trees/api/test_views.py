@@ -33,6 +33,7 @@ from accounting.services.history import history_write
 from tests.cast import login, login_made, member_made, node
 from tests.conftest import EXAMPLES, examples_or_skip
 from tests.trees.views.test_tree import children_made, pbsfs_g_captured
+from tests.trees.views.test_trends import many_children_made
 from trees.engine.edit import ChildEdit
 from trees.engine.pbs import compare as pbs_compare
 from trees.engine.pbs import compute as pbs_compute
@@ -830,6 +831,39 @@ def test_a_manager_reads_the_trends_of_what_they_manage(client: Client) -> None:
     )
     bad = client.get("/api/clusters/hpc/trends/?range=2w", headers=bearer(carol))
     assert (bad.status_code, bad.json()["parameter"]) == (400, "range")
+
+
+@pytest.mark.usefixtures("demo")
+def test_trends_list_the_children_of_most_usage_and_sum_the_others(client: Client) -> None:
+    carol = User.objects.get(username="carol")
+    physics = node("hpc", "physics")
+    before = list(physics.children.all())
+    made = many_children_made(physics, 12)
+    answer = ok(
+        client.get(
+            "/api/clusters/hpc/trends/",
+            {"node": str(physics.pk), "range": "7d", "children": "5"},
+            headers=bearer(carol),
+        )
+    )
+    assert [child["name"] for child in answer["children"]] == [c.name for c in made[-5:]]
+    left = made[:-5]
+    summed = sum(child.usage for child in left)
+    others = answer["others"]
+    assert others["count"] == len(before) + len(left)
+    assert others["usage"] == pytest.approx(summed + sum(child.usage for child in before))
+    assert others["series"]["usage"] == [summed, 2 * summed, 3 * summed]
+    total = 3 * sum(child.usage for child in made)
+    assert others["series"]["usage_share"][2] == pytest.approx(3 * summed / total)
+    shares = [child["usage_share"] for child in answer["children"]] + [others["usage_share"]]
+    assert sum(shares) == pytest.approx(1)
+    assert all(over["id"] != 0 for over in answer["far_over_target"])
+    every = ok(client.get("/api/clusters/hpc/trends/", {"node": str(physics.pk)},
+                          headers=bearer(carol)))  # fmt: skip
+    assert (len(every["children"]), every["others"]) == (len(before) + len(made), None)
+    for bad in ("0", "1001", "x"):
+        refused = client.get("/api/clusters/hpc/trends/", {"children": bad}, headers=bearer(carol))
+        assert (refused.status_code, refused.json()["parameter"]) == (400, "children")
 
 
 # --- the scheduler's own listings ------------------------------------------------------------
