@@ -534,7 +534,7 @@ class Trends(ApiView):
                 default=TRENDS_CHILDREN_MAX,
                 description=f"the children listed, those of the most present usage (1 to"
                 f" {TRENDS_CHILDREN_MAX}); the others are summed in `others`",
-            ),  # fmt: skip
+            ),
         ],
         responses={200: schemas.TrendsSerializer, **ERRORS},
     )
