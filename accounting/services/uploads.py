@@ -68,6 +68,8 @@ def files_upload_start(
         heartbeat_at=timezone.now(),
     )
     folder = upload_folder(upload)
+    # A new row's folder can only be a leftover (a database made afresh numbers from 1 again).
+    shutil.rmtree(folder, ignore_errors=True)
     try:
         for index, (name, upload_file) in enumerate(zip(names, files, strict=True)):
             path = folder / str(index) / name  # one folder each: two files may share a name

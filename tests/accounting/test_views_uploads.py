@@ -99,6 +99,24 @@ def test_an_upload_is_imported_by_a_task_that_the_page_follows(
     assert leftovers(upload_dir) == []  # the files are gone once read
 
 
+def test_a_folder_left_with_the_next_upload_s_number_is_not_its_files(
+    client: Client, django_capture_on_commit_callbacks: Any, upload_dir: Path
+) -> None:
+    """A database made afresh numbers uploads from 1 again, where an older site's folder may
+    be left: the new upload is stored, with its own file alone."""
+    alice(client)
+    next_id = (FilesUpload.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1
+    (upload_dir / f"upload-{next_id}" / "0").mkdir(parents=True)
+    (upload_dir / f"upload-{next_id}" / "0" / "old").write_text(DAY1)
+    with django_capture_on_commit_callbacks(execute=False):
+        answer = client.post(
+            "/clusters/hpc/import/", {"kind": "pbs_accounting", "upload": upload("d1", DAY1)}
+        )
+    assert answer.status_code == 302
+    assert FilesUpload.objects.get().pk == next_id
+    assert leftovers(upload_dir) == [f"upload-{next_id}/0/d1"]
+
+
 def test_a_failing_import_says_so_and_leaves_no_file(
     send: Any, client: Client, monkeypatch: Any, upload_dir: Path
 ) -> None:

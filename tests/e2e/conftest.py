@@ -100,6 +100,7 @@ def site(chromium_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
         "SECURE_SSL_REDIRECT": "0",  # plain HTTP on the loopback; Chromium keeps Secure cookies
         "DATABASE_URL": f"sqlite:///{folder / 'site.sqlite3'}",
         "STATIC_ROOT": str(folder / "static"),
+        "UPLOAD_DIR": str(folder / "uploads"),  # not the checkout's
         "CELERY_BROKER_URL": "",
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
