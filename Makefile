@@ -52,6 +52,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/simulate.py
 	$(BIN)/python bench/depth.py
+	$(BIN)/python bench/snapshots.py
 
 ## The production topology end to end on the local PostgreSQL and Redis: gunicorn with DEBUG
 ## off, a Celery worker and the beat, accounting pushed, a worker killed mid-cycle, a restore

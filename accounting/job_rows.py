@@ -216,6 +216,7 @@ class _Reader:
         self.unpacked = 0  # bytes read so far, unpacked
         self.compressed = handle is not self.raw
         self.overlong: list[int] = []  # lines too long to read, not yet rejected
+        self.skipped: list[int] = []  # every line too long to read (a snapshot's job with one is)
         self.cut: RejectedLine | None = None  # where a compressed file stopped early, and why
         self.formula: Formula = parse_formula(preparation.usage_formula, USAGE_RESOURCES)
         self.slurm = preparation.slurm
@@ -275,10 +276,10 @@ class _Reader:
         if source == "sacct":
             return read_sacct(lines, tz=self.preparation.time_zone)
         if source == "qstat":
-            reader = QstatJsonReader(lines, tz=self.preparation.time_zone)
+            reader = QstatJsonReader(lines, tz=self.preparation.time_zone, skipped=self.skipped)
             return self._snapshot(reader, lambda: reader.timestamp)
         if source == "squeue":
-            return self._snapshot(read_squeue_json(lines), lambda: None)
+            return self._snapshot(read_squeue_json(lines, skipped=self.skipped), lambda: None)
         if source == "accelerator":
             return self._snapshot(read_accelerator_jobs(lines), self._modified)
         account_from = self.preparation.swf_account_from
@@ -345,6 +346,7 @@ class _Reader:
                     self._count(len(rest), limit)
                 self._count(len(rest), limit)
                 self.overlong.append(self.number)
+                self.skipped.append(self.number)
                 line = b"\n"
             if limit is not None and self.unpacked > limit:
                 raise DecompressedTooLarge

@@ -7,11 +7,11 @@ qstat puts each value through cJSON: what parses as JSON (`64`, `0.0615`) is a n
 with ctime(3) (`"Sat Dec  3 20:25:38 2022"`) in the local time of the host that ran qstat, so
 the reader takes that zone. Without any job, qstat writes no `Jobs` at all.
 
-The whole document is parsed before the first item is yielded (JSON cannot be streamed line by
-line); items name the line where their job's key is. A file that is not JSON is one
-RejectedLine with the line and column the JSON parser stopped at: older qstat wrote invalid
-JSON (unescaped `\\'` and `\\,` from Variable_List, OpenPBS #2049 and #2541; numbers such as
-`005`, #1255).
+The document is streamed (json_stream: read whole once to know it is JSON, then a job at a
+time), so memory holds one job; items name the line where their job's key is. A file that is
+not JSON is one RejectedLine with the line and column the JSON parser stopped at: older qstat
+wrote invalid JSON (unescaped `\\'` and `\\,` from Variable_List, OpenPBS #2049 and #2541;
+numbers such as `005`, #1255).
 """
 
 from __future__ import annotations
@@ -19,18 +19,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, tzinfo
 from typing import Any, TypeVar
 
-from accounting.parsers.json_text import (
-    JsonText,
-    json_text,
-    member_offsets,
-    skip_space,
-    storable,
-    value_offset,
-)
+from accounting.parsers.json_stream import Envelope, JsonSnapshot, storable
 from accounting.parsers.pbs import parse_job_id
 from accounting.parsers.pbs_values import (
     MAX_NCPUS,
@@ -89,9 +82,12 @@ class QstatJsonReader:
     timestamp too (`JobRequest.sampled`), since its eligible_time was accrued by then.
     """
 
-    def __init__(self, lines: Iterable[bytes | str], *, tz: tzinfo) -> None:
+    def __init__(
+        self, lines: Iterable[bytes | str], *, tz: tzinfo, skipped: Sequence[int] = ()
+    ) -> None:
         self._lines = lines
         self._tz = tz
+        self._skipped = skipped
         self.timestamp: int | None = None
         self.pbs_version = ""
         self.pbs_server = ""
@@ -101,45 +97,53 @@ class QstatJsonReader:
             "; qstat has written invalid JSON: Variable_List characters left unescaped"
             " (OpenPBS #2049, #2541), numbers such as 005 (#1255)"
         )
-        document = json_text(self._lines, what="qstat -f -F json", hint=hint)
-        if isinstance(document, RejectedLine):
-            yield document
+        snapshot = JsonSnapshot(
+            self._lines,
+            what="qstat -f -F json",
+            container="Jobs",
+            keep=("timestamp", "pbs_version", "pbs_server"),
+            named=("timestamp", "Queue", "Server", "nodes"),
+            hint=hint,
+            skipped=self._skipped,
+        )
+        envelope = snapshot.envelope()
+        if isinstance(envelope, RejectedLine):
+            yield envelope
             return
-        top = document.value
-        if not isinstance(top, dict):
-            kind = type(top).__name__
-            yield document.rejected(0, "file", f"a JSON {kind}, not qstat -f -F json's object")
+        if envelope.kind != "dict":
+            reason = f"a JSON {envelope.kind}, not qstat -f -F json's object"
+            yield RejectedLine(1, "file", reason, envelope.first_line)
             return
-        offsets = member_offsets(document.text, skip_space(document.text, 0), until="Jobs")
-        problem = self._read_header(top, document, offsets)
+        problem = self._read_header(envelope)
         if problem is not None:
             yield problem
-        jobs = top.get("Jobs")
-        if jobs is None:
+        if envelope.container in (None, "NoneType"):
             return  # qstat writes no Jobs when the server has none
-        jobs_at = offsets["Jobs"]
-        if not isinstance(jobs, dict):
-            yield document.rejected(jobs_at, "Jobs", "not an object of jobs by id")
+        if envelope.container != "dict":
+            line, text = envelope.lines["Jobs"]
+            yield RejectedLine(line, "Jobs", "not an object of jobs by id", text)
             return
-        job_offsets = member_offsets(document.text, value_offset(document.text, jobs_at))
-        for ident, attributes in jobs.items():
-            line = document.line_of(job_offsets.get(ident, jobs_at))
-            text = document.line_text(line)
+        for entry in snapshot.entries():
+            if entry.refused:
+                yield RejectedLine(entry.line, f"Jobs.{entry.key}", entry.refused, entry.text)
+                continue
             try:
-                yield self._job(line, str(ident), attributes)
+                yield self._job(entry.line, entry.key, entry.value)
             except BadValue as bad:
-                yield RejectedLine(line, bad.field, bad.reason, text)
+                yield RejectedLine(entry.line, bad.field, bad.reason, entry.text)
 
-    def _read_header(
-        self, top: dict[str, Any], document: JsonText, offsets: dict[str, int]
-    ) -> RejectedLine | None:
+    def _read_header(self, envelope: Envelope) -> RejectedLine | None:
         """Take the snapshot's timestamp, version and server; a RejectedLine if it is not one."""
-        others = [key for key in ("Queue", "Server", "nodes") if key in top]
-        if "Jobs" not in top and others:
+        top = envelope.members
+        first = (1, envelope.first_line)
+        others = [key for key in ("Queue", "Server", "nodes") if key in envelope.lines]
+        if envelope.container is None and others:
+            line, text = envelope.lines[others[0]]
             reason = f"not qstat -f -F json: no Jobs but {others[0]}, as qstat -Q, -B or pbsnodes"
-            return document.rejected(offsets.get(others[0], 0), "file", reason)
-        if "Jobs" not in top and "timestamp" not in top:
-            return document.rejected(0, "file", "not qstat -f -F json: no Jobs and no timestamp")
+            return RejectedLine(line, "file", reason, text)
+        if envelope.container is None and "timestamp" not in top:
+            reason = "not qstat -f -F json: no Jobs and no timestamp"
+            return RejectedLine(1, "file", reason, envelope.first_line)
         self.pbs_version = _text(top.get("pbs_version"))
         self.pbs_server = _text(top.get("pbs_server"))
         stamp = top.get("timestamp")
@@ -148,8 +152,8 @@ class QstatJsonReader:
         if _is_number(stamp) and 0 <= stamp < 2**53:
             self.timestamp = int(stamp)
             return None
-        offset = offsets.get("timestamp", 0)
-        return document.rejected(offset, "timestamp", f"not an epoch time: {_shown(stamp)}")
+        line, text = envelope.lines.get("timestamp", first)
+        return RejectedLine(line, "timestamp", f"not an epoch time: {_shown(stamp)}", text)
 
     def _job(self, line: int, ident: str, attributes: object) -> Parsed:
         """The item for one entry of Jobs; raises BadValue naming `Jobs.<id>.<key>`."""
@@ -242,14 +246,16 @@ class QstatJsonReader:
         raise BadValue(f"{where}.{key}", f"not a ctime(3) time: {_shown(value)}")
 
 
-def read_qstat_json(lines: Iterable[bytes | str], *, tz: tzinfo) -> Iterator[Parsed]:
+def read_qstat_json(
+    lines: Iterable[bytes | str], *, tz: tzinfo, skipped: Sequence[int] = ()
+) -> Iterator[Parsed]:
     """The jobs of a `qstat -f -F json` snapshot; QstatJsonReader gives its timestamp too.
 
     Q is a JobRecord QUEUED (run 0) with its JobRequest; H, W, T, U and S are QUEUED with
     `request.held` (HELD_STATES says why each is not started from the queue); R and E are
     RUNNING from stime; B, F, X and M are Recognised. `tz` is the zone qstat printed times in.
     """
-    return iter(QstatJsonReader(lines, tz=tz))
+    return iter(QstatJsonReader(lines, tz=tz, skipped=skipped))
 
 
 def _text(value: object) -> str:

@@ -18,17 +18,10 @@ caller, who knows the tree (account, then user).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from accounting.parsers.json_text import (
-    JsonText,
-    element_offsets,
-    json_text,
-    member_offsets,
-    storable,
-    value_offset,
-)
+from accounting.parsers.json_stream import Envelope, JsonSnapshot, storable
 from accounting.parsers.records import (
     JobRecord,
     JobRequest,
@@ -65,69 +58,70 @@ HELD_REASONS = ("Held", "JobHeld", "JobHold")
 _MEGABYTE = 1 << 20
 
 
-def read_squeue_json(lines: Iterable[bytes | str]) -> Iterator[Parsed]:
+def read_squeue_json(
+    lines: Iterable[bytes | str], *, skipped: Sequence[int] = ()
+) -> Iterator[Parsed]:
     """The jobs of a `squeue --json` snapshot, one item each, in the file's order.
 
     A file that is not JSON, or JSON without a `jobs` list, is one RejectedLine saying so;
     an entry of `errors` (squeue's own failure) is one each; a job missing keys its state
-    needs is one RejectedLine naming them all.
+    needs is one RejectedLine naming them all. The document is streamed (json_stream): memory
+    holds one job. `skipped`: lines the caller left out as too long; a job with one is rejected.
     """
-    document = json_text(lines, what="squeue --json")
-    if isinstance(document, RejectedLine):
-        yield document
+    snapshot = JsonSnapshot(
+        lines,
+        what="squeue --json",
+        container="jobs",
+        keep=("meta", "errors", "last_update"),
+        named=("errors",),
+        skipped=skipped,
+    )
+    envelope = snapshot.envelope()
+    if isinstance(envelope, RejectedLine):
+        yield envelope
         return
-    top = document.value
-    jobs = top.get("jobs") if isinstance(top, dict) else None
-    if not isinstance(top, dict) or not isinstance(jobs, list):
-        yield _not_squeue(document, top)
+    if envelope.kind != "dict" or envelope.container != "list":
+        yield RejectedLine(1, "file", _not_squeue(envelope), envelope.first_line)
         return
-    text = document.text
-    top_at = _skip(text, 0)
+    top = envelope.members
     if top.get("errors"):
-        yield from _errors(document, top, member_offsets(text, top_at))
+        yield from _errors(envelope, top)
     version = _version(top)
     sampled = _sampled(top)
-    jobs_at = member_offsets(text, top_at, until="jobs")["jobs"]
-    starts = element_offsets(text, value_offset(text, jobs_at))
-    for index, (job, start) in enumerate(zip(jobs, starts, strict=True)):
-        line = document.line_of(start)
+    for entry in snapshot.entries():
+        where = f"jobs[{entry.index}]"
+        if entry.refused:
+            yield RejectedLine(entry.line, where, entry.refused, entry.text)
+            continue
         try:
-            yield _job(line, index, job, version, sampled)
+            yield _job(entry.line, entry.index, entry.value, version, sampled)
         except Unreadable as bad:
-            yield RejectedLine(line, bad.field, bad.reason, document.line_text(line))
+            yield RejectedLine(entry.line, bad.field, bad.reason, entry.text)
 
 
-def _skip(text: str, index: int) -> int:
-    while index < len(text) and text[index] in " \t\n\r":
-        index += 1
-    return index
-
-
-def _not_squeue(document: JsonText, top: object) -> RejectedLine:
+def _not_squeue(envelope: Envelope) -> str:
     """Why a JSON document is not squeue --json."""
-    if not isinstance(top, dict):
-        reason = f"a JSON {type(top).__name__}, not squeue --json's object"
-    elif "jobs" in top:
-        reason = f"`jobs` is a {type(top['jobs']).__name__}, not squeue --json's list of jobs"
-    else:
-        keys = ", ".join(sorted(map(str, top))[:6]) or "none"
-        reason = f"not squeue --json: no `jobs` list (its keys: {keys})"
-    return document.rejected(0, "file", reason)
+    if envelope.kind != "dict":
+        return f"a JSON {envelope.kind}, not squeue --json's object"
+    if envelope.container is not None:
+        return f"`jobs` is a {envelope.container}, not squeue --json's list of jobs"
+    keys = ", ".join(envelope.keys) or "none"
+    return f"not squeue --json: no `jobs` list (its keys: {keys})"
 
 
-def _errors(document: JsonText, top: dict[str, Any], offsets: dict[str, int]) -> Iterator[Parsed]:
+def _errors(envelope: Envelope, top: dict[str, Any]) -> Iterator[Parsed]:
     """A RejectedLine for each error squeue itself reported."""
     errors = top.get("errors")
     if not isinstance(errors, list):
         return
-    at = offsets.get("errors", 0)
+    line, text = envelope.lines.get("errors", (1, envelope.first_line))
     for index, error in enumerate(errors):
         if isinstance(error, dict):
             words = [str(error.get(key) or "") for key in ("error", "description", "source")]
             said = ": ".join(word for word in words if word) or _shown(error)
         else:
             said = _shown(error)
-        yield document.rejected(at, f"errors[{index}]", f"squeue reported an error: {said}")
+        yield RejectedLine(line, f"errors[{index}]", f"squeue reported an error: {said}", text)
 
 
 def _version(top: dict[str, Any]) -> str:

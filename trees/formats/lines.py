@@ -3,8 +3,9 @@
 No scheduler writes a line this long (a PBS E record of a 10,000-node job is about 200 KB, a
 qstat -F json document is indented, one attribute a line): a longer one is something else,
 and reading it whole is what made a 60 MB single-line upload cost a worker 1.3 GB. Readers take
-their lines through `bounded_lines`, whole-file formats (Tcl, qmgr, JSON) through
-`bounded_bytes`, which refuses such a file with the line named.
+their lines through `bounded_lines`, whole-file formats (Tcl, qmgr) through `bounded_bytes`,
+which refuses such a file with the line named. JSON snapshots of the queue, which big sites
+write at hundreds of MB, are streamed instead (accounting/parsers/json_stream.py).
 """
 
 from __future__ import annotations

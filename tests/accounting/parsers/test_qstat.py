@@ -9,6 +9,8 @@ UTC the server's own comment gives).
 from __future__ import annotations
 
 import json
+import tracemalloc
+from collections.abc import Iterator
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -436,3 +438,52 @@ def test_a_timestamp_of_thousands_of_digits_is_rejected():
     assert [(i.line, i.field, i.reason) for i in items if isinstance(i, RejectedLine)] == [
         (2, "timestamp", "not an epoch time: inf")
     ]
+
+
+def streamed(jobs: int, *, pad: int = 0) -> Iterator[bytes]:
+    """`qstat -f -F json` of `jobs` queued jobs (each with a Variable_List of `pad` bytes), made
+    a line at a time as it is read: the document never exists whole."""
+    head = b'{\n    "timestamp": 1699637718,\n    "pbs_version": "2022.1.1",\n    "Jobs": {\n'
+    yield from head.splitlines(keepends=True)
+    for number in range(jobs):
+        text = json.dumps({f"{number}.srv": job(Variable_List="x" * pad)}, indent=4)
+        lines = text.encode().splitlines(keepends=True)[1:-1]
+        if number < jobs - 1:
+            lines[-1] = lines[-1].rstrip(b"\n") + b",\n"
+        yield from lines
+    yield b"    }\n}\n"
+
+
+def test_a_snapshot_over_32_mib_is_read_a_job_at_a_time():
+    jobs = 350
+    assert sum(len(line) for line in streamed(jobs, pad=100_000)) > 33 << 20
+    items = QstatJsonReader(streamed(jobs, pad=100_000), tz=CHICAGO)
+    seen = [item.job_id for item in items if isinstance(item, JobRecord)]
+    assert seen == [str(number) for number in range(jobs)]
+    assert items.timestamp == 1699637718
+
+
+def test_memory_holds_a_job_not_the_document():
+    size = sum(len(line) for line in streamed(800, pad=12_000))
+    assert size > 9 << 20
+    tracemalloc.start()
+    try:
+        reader = read_qstat_json(streamed(800, pad=12_000), tz=CHICAGO)
+        read = sum(1 for item in reader if isinstance(item, JobRecord))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert read == 800
+    assert peak < size / 4, f"{peak:,} bytes at the peak for a {size:,}-byte document"
+
+
+def test_a_job_a_reader_left_a_line_out_of_is_rejected_naming_it():
+    lines = list(streamed(3))
+    at = [n for n, line in enumerate(lines) if b'"Job_Name"' in line][1]
+    lines[at] = b"\n"  # what bounded readers put for a line over MAX_LINE_BYTES
+    items = list(read_qstat_json(lines, tz=CHICAGO, skipped=[at + 1]))
+    assert [type(item) for item in items] == [JobRecord, RejectedLine, JobRecord]
+    bad = items[1]
+    assert isinstance(bad, RejectedLine)
+    assert (bad.field, bad.text.strip()) == ("Jobs.1.srv", '"1.srv": {')
+    assert f"line {at + 1} is longer than 4,194,304 bytes" in bad.reason

@@ -10,6 +10,8 @@ meta as a 24.11.5 slurmrestd prints it).
 from __future__ import annotations
 
 import json
+import tracemalloc
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -512,3 +514,114 @@ def test_a_number_of_thousands_of_digits_is_a_rejection(key):
     assert huge in text
     bad = rejected(text)
     assert (bad.field.startswith("jobs[0]"), bool(bad.reason)) == (True, True), bad
+
+
+def streamed(jobs: int, *, pad: int = 0) -> Iterator[bytes]:
+    """An indented squeue --json of `jobs` pending jobs (each with a comment of `pad` bytes),
+    made a line at a time as it is read: the document never exists whole."""
+    meta = json.dumps({"meta": META_42, "last_update": no_val(1790000500)}, indent=2)
+    yield from (b"{\n", b'  "jobs": [\n')
+    for number in range(jobs):
+        job = json.dumps(pending_v42(job_id=1000 + number, comment="x" * pad), indent=2)
+        lines = job.encode().splitlines(keepends=True)
+        if number < jobs - 1:
+            lines[-1] = b"},\n"
+        yield from lines
+    yield b"  ],\n"
+    yield from meta[1:].encode().splitlines(keepends=True)  # after the jobs, as 23.11 writes
+
+
+def test_a_snapshot_over_32_mib_is_read_a_job_at_a_time():
+    # A site with 20,000 pending jobs writes 60 MB of squeue --json: a bound on the document
+    # refused it whole. The envelope after the jobs still reaches every job.
+    jobs = 350
+    assert sum(len(line) for line in streamed(jobs, pad=100_000)) > 33 << 20
+    seen = 0
+    for item in read_squeue_json(streamed(jobs, pad=100_000)):
+        assert isinstance(item, JobRecord), item
+        assert item.request is not None
+        assert item.request.sampled == 1790000500
+        seen += 1
+    assert seen == jobs
+
+
+def test_memory_holds_a_job_not_the_document():
+    size = sum(len(line) for line in streamed(800, pad=12_000))
+    assert size > 9 << 20
+    tracemalloc.start()
+    try:
+        items = read_squeue_json(streamed(800, pad=12_000))
+        read = sum(1 for item in items if isinstance(item, JobRecord))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert read == 800
+    assert peak < size / 4, f"{peak:,} bytes at the peak for a {size:,}-byte document"
+
+
+def test_a_cut_snapshot_is_one_refusal_and_no_job():
+    text = document(pending_v42(), pending_v42(job_id=2))
+    bad = rejected(text[: text.index('"job_id": 2')])
+    assert bad.field == "file"
+    assert bad.reason.startswith("not valid JSON at line ")
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"jobs": [' + "[" * 20_000 + "]" * 20_000 + "]}", "JSON nested too deep"),
+        (
+            '{"jobs": [{"job_id": 1\x00}]}',
+            "not valid JSON at line 1, column 23: Expecting ',' delimiter",
+        ),
+        ('{"jobs": [{"name": "a\x00b"}]}', "Invalid control character at"),
+    ],
+    ids=["20,000 deep", "NUL", "NUL in a string"],
+)
+def test_json_no_squeue_writes_is_refused_naming_where(text, said):
+    bad = rejected(text)
+    assert (bad.field, said in bad.reason) == ("file", True), bad
+
+
+def test_a_line_longer_than_any_job_is_refused_with_its_number():
+    lines = list(streamed(2))
+    long = 5 << 20
+    at = next(n for n, line in enumerate(lines) if b'"name"' in line)
+    lines[at] = lines[at].replace(b'"relax"', b'"' + b"x" * long + b'"')
+    (bad,) = read_squeue_json(lines)
+    assert isinstance(bad, RejectedLine)
+    assert (bad.line, bad.field) == (at + 1, "file")
+    assert "longer than 4,194,304 bytes" in bad.reason
+
+
+def test_a_job_a_reader_left_a_line_out_of_is_rejected_naming_it():
+    lines = list(streamed(3))
+    at = [n for n, line in enumerate(lines) if b'"name"' in line][1]
+    lines[at] = b"\n"  # what bounded readers put for a line over MAX_LINE_BYTES
+    items = list(read_squeue_json(lines, skipped=[at + 1]))
+    assert [type(item) for item in items] == [JobRecord, RejectedLine, JobRecord]
+    bad = items[1]
+    assert isinstance(bad, RejectedLine)
+    assert bad.field == "jobs[1]"
+    assert f"line {at + 1} is longer than 4,194,304 bytes" in bad.reason
+    assert bad.text.strip() == "{"
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [("NaN", "not a number: nan"), ("Infinity", "not a number: inf"),
+     ("-Infinity", "not a number: -inf"), ("1e400", "not a number: inf"),
+     ("9" * 41, "not a count up to 10,000,000: 1e+41"),
+     ("-" + "9" * 40, "not a count up to 10,000,000: -1e+40")],
+)  # fmt: skip
+def test_numbers_json_read_and_yajl_does_not_are_read_as_before(value, reason):
+    text = document(pending_v42(cpus=7)).replace('"cpus": 7', f'"cpus": {value}')
+    assert value in text
+    bad = rejected(text)
+    assert (bad.field, bad.reason) == ("jobs[0].cpus", reason)
+
+
+def test_a_lone_low_surrogate_is_replaced_as_before():
+    text = document(pending_v42(name="run")).replace('"run"', '"run\\udcff \\ud83d\\ude00"')
+    job = queued(text)
+    assert job.jobname == "run? \U0001f600"
