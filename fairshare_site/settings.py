@@ -339,6 +339,8 @@ if HISTORY_RETENTION_DAYS < 0:
 # the session together) throttled to API_THROTTLE_RATE requests, each address to
 # API_THROTTLE_ADDRESS_RATE, counted in the shared cache (CACHES) for every web process at once;
 # addresses as the login throttle reads them (NUM_PROXIES: X-Forwarded-For only behind proxies).
+# A JSON body of the API (share edits, simulations) is read up to this many bytes; 413 beyond.
+API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=10 << 20)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "trees.api.authentication.BearerTokenAuthentication",
@@ -346,7 +348,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["trees.api.permissions.TokenScopes"],
     "DEFAULT_RENDERER_CLASSES": ["trees.api.renderers.JsonRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["trees.api.parsers.BoundedJsonParser"],
     "DEFAULT_FILTER_BACKENDS": [],
     "DEFAULT_THROTTLE_CLASSES": [
         "trees.api.throttles.PersonRateThrottle",
