@@ -1,4 +1,5 @@
 import json
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -10,7 +11,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("samples")]
 
 
 def test_a_json_body_past_api_max_body_bytes_is_a_413_and_changes_nothing(
-    client: Client, settings
+    client: Client, settings: Any
 ) -> None:
     login(client, "alice", staff=True)
     settings.API_MAX_BODY_BYTES = 1000
@@ -22,7 +23,7 @@ def test_a_json_body_past_api_max_body_bytes_is_a_413_and_changes_nothing(
     nothing_saved(before)
 
 
-def test_a_json_body_within_the_bound_is_read_as_before(client: Client, settings) -> None:
+def test_a_json_body_within_the_bound_is_read_as_before(client: Client, settings: Any) -> None:
     login(client, "alice", staff=True)
     body = json.dumps({"edits": [L5_GETS_30]})
     settings.API_MAX_BODY_BYTES = len(body)

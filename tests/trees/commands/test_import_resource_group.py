@@ -1,4 +1,5 @@
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -196,7 +197,7 @@ def chain(levels: int) -> str:
 
 
 def test_a_tree_deeper_than_max_tree_depth_is_refused_naming_the_entry(
-    run: Run, tmp_path: Path, settings
+    run: Run, tmp_path: Path, settings: Any
 ) -> None:
     settings.MAX_TREE_DEPTH = 100
     path = write(tmp_path, chain(101))
@@ -214,7 +215,7 @@ def test_a_tree_deeper_than_max_tree_depth_is_refused_naming_the_entry(
 
 
 def test_a_3000_level_tree_is_stored_cycled_and_listed_without_recursion(
-    run: Run, tmp_path: Path, settings
+    run: Run, tmp_path: Path, settings: Any
 ) -> None:
     """Every walk of the tree is a loop: 3,000 levels are three times the interpreter's
     recursion limit, which any recursive walk (store, metrics, ranks, cycle, listing) hits."""

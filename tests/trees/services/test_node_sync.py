@@ -1,6 +1,8 @@
 """trees.services.node_sync: the one store of every scheduler's tree, matched by key, with the
 audit of the entries it changes."""
 
+from typing import Any
+
 import pytest
 from django.core.exceptions import ValidationError
 
@@ -120,7 +122,7 @@ def test_fairshare_parent_has_no_shares_to_audit() -> None:
 
 
 def test_no_store_puts_a_node_deeper_than_max_tree_depth_and_a_stored_tree_keeps(
-    settings,
+    settings: Any,
 ) -> None:
     """A tree stored before MAX_TREE_DEPTH was lowered is stored again as it is (its cycles
     go on); a group new or moved deeper than the limit is refused, and nothing is written."""
@@ -141,7 +143,12 @@ def test_no_store_puts_a_node_deeper_than_max_tree_depth_and_a_stored_tree_keeps
     moved = [*chain[:2], GroupDef("g2", 12, "g1", 1), GroupDef("g3", 13, "g0", 1), chain[4]]
     with pbs_tree_held(cluster) as held:
         held.store(groups=moved, reason="g3 moves up, g4 with it")
-    assert Node.objects.get(cluster=cluster, name="g4").parent.parent.name == "g0"
+    g4 = Node.objects.select_related("parent__parent").get(cluster=cluster, name="g4")
+    assert g4.parent is not None
+    assert g4.parent.parent is not None
+    assert g4.parent.parent.name == "g0"
     with pbs_tree_held(cluster) as held, pytest.raises(ValidationError, match="entry g4 is 4"):
         held.store(groups=[*moved[:4], GroupDef("g4", 14, "g2", 1)], reason="g4 down again")
-    assert Node.objects.get(cluster=cluster, name="g4").parent.name == "g3"
+    g4 = Node.objects.select_related("parent").get(cluster=cluster, name="g4")
+    assert g4.parent is not None
+    assert g4.parent.name == "g3"
