@@ -100,21 +100,26 @@ def test_an_upload_is_imported_by_a_task_that_the_page_follows(
 
 
 def test_a_folder_left_with_the_next_upload_s_number_is_not_its_files(
-    client: Client, django_capture_on_commit_callbacks: Any, upload_dir: Path
+    client: Client, django_capture_on_commit_callbacks: Any, upload_dir: Path, monkeypatch: Any
 ) -> None:
     """A database made afresh numbers uploads from 1 again, where an older site's folder may
     be left: the new upload is stored, with its own file alone."""
+    from accounting.services.upload_runs import upload_folder
+
+    def left_behind(upload: FilesUpload) -> Path:
+        folder = upload_folder(upload)
+        (folder / "0").mkdir(parents=True)
+        (folder / "0" / "old").write_text(DAY1)
+        return folder
+
+    monkeypatch.setattr("accounting.services.uploads.upload_folder", left_behind)
     alice(client)
-    next_id = (FilesUpload.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1
-    (upload_dir / f"upload-{next_id}" / "0").mkdir(parents=True)
-    (upload_dir / f"upload-{next_id}" / "0" / "old").write_text(DAY1)
     with django_capture_on_commit_callbacks(execute=False):
         answer = client.post(
             "/clusters/hpc/import/", {"kind": "pbs_accounting", "upload": upload("d1", DAY1)}
         )
     assert answer.status_code == 302
-    assert FilesUpload.objects.get().pk == next_id
-    assert leftovers(upload_dir) == [f"upload-{next_id}/0/d1"]
+    assert leftovers(upload_dir) == [f"upload-{FilesUpload.objects.get().pk}/0/d1"]
 
 
 def test_a_failing_import_says_so_and_leaves_no_file(
