@@ -4,12 +4,14 @@ that is stopped whatever happens (its time limit, SIGTERM) with one line that sa
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from types import FrameType
 
 
@@ -19,6 +21,14 @@ class OracleError(RuntimeError):
 
 def log(text: str) -> None:
     print(f"[{datetime.now(UTC):%H:%M:%S}] {text}", flush=True)
+
+
+def folder_left(folder: Path, keep: bool) -> None:
+    """The run's folder removed once its daemons are stopped; kept (and said so) with --keep."""
+    if keep:
+        log(f"kept {folder}")
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def apt_installed(packages: Sequence[str]) -> None:

@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pbs_site as spec
-from oracle_kit import OracleError, apt_installed, guarded, log
+from oracle_kit import OracleError, apt_installed, folder_left, guarded, log
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "captures" / "pbs"
@@ -604,10 +604,7 @@ def pbs_running(prefix: Path, keep: bool) -> Iterator[Pbs]:
         yield pbs
     finally:
         pbs.stop()
-        if keep:
-            log(f"kept {folder}")
-        else:
-            shutil.rmtree(folder, ignore_errors=True)
+        folder_left(folder, keep)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import site_spec as spec
-from oracle_kit import OracleError, apt_installed, guarded, log
+from oracle_kit import OracleError, apt_installed, folder_left, guarded, log
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "captures" / "slurm"
@@ -434,10 +434,7 @@ def cluster_running(keep: bool) -> Iterator[Cluster]:
         yield cluster
     finally:
         cluster.stop_all()
-        if keep:
-            log(f"kept {folder}")
-        else:
-            shutil.rmtree(folder, ignore_errors=True)
+        folder_left(folder, keep)
 
 
 def oracle(cases: Sequence[spec.Case], out: Path, *, keep: bool) -> None:

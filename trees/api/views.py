@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse, HttpResponseBase
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
@@ -92,6 +92,22 @@ def _whole(low: int, high: int) -> dict[str, Any]:
     return {"type": "integer", "minimum": low, "maximum": high}
 
 
+def _page_parameters(items: str, most: int, page: str = "the page") -> list[OpenApiParameter]:
+    """The schema of `page` and `page_size` for a list of `items`, at most `most` a page."""
+    return [
+        OpenApiParameter("page", _whole(1, MAX_PAGE), description=f"{page}, from 1 (default 1)"),
+        OpenApiParameter(
+            "page_size", _whole(1, most), description=f"{items} a page, 1 to {most:,} (the default)"
+        ),
+    ]
+
+
+def _page_asked(request: HttpRequest, most: int) -> tuple[int, int]:
+    """The page asked for (from 1) and its size (`most` by default)."""
+    number = int_parameter(request, "page", 1, 1, MAX_PAGE)
+    return number, int_parameter(request, "page_size", most, 1, most)
+
+
 class PageOf(CursorPagination):
     """A list that can grow, a page at a time: follow `next` (an opaque cursor) to the end."""
 
@@ -164,13 +180,7 @@ class ClusterTree(ApiView):
                 description="an ISO 8601 time: the tree as the last cycle kept at or before it"
                 " left it; between the oldest cycle kept and now",
             ),
-            OpenApiParameter(
-                "page", _whole(1, MAX_PAGE), description="the page, from 1 (default 1)"
-            ),
-            OpenApiParameter(
-                "page_size", _whole(1, TREE_PAGE),
-                description=f"nodes a page, 1 to {TREE_PAGE:,} (the default)",
-            ),
+            *_page_parameters("nodes", TREE_PAGE),
         ],
         responses={200: schemas.TreeSerializer, **ERRORS},
         examples=[
@@ -188,8 +198,7 @@ class ClusterTree(ApiView):
         top_id = id_parameter(page_request, "node")
         depth = int_parameter(page_request, "depth", MAX_DEPTH, 0, MAX_DEPTH)
         at = time_parameter(page_request, "at")
-        number = int_parameter(page_request, "page", 1, 1, MAX_PAGE)
-        size = int_parameter(page_request, "page_size", TREE_PAGE, 1, TREE_PAGE)
+        number, size = _page_asked(page_request, TREE_PAGE)
         cycle = None if at is None else _kept_cycle(cluster, at)
         policy = cluster_document(cluster)
         # Sets sorted: equal sets may list in another order in another web process.
@@ -301,13 +310,7 @@ class NodeDetail(ApiView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter(
-                "page", _whole(1, MAX_PAGE), description="the children's page, from 1 (default 1)"
-            ),
-            OpenApiParameter(
-                "page_size", _whole(1, NODE_CHILDREN_PAGE),
-                description=f"children a page, 1 to {NODE_CHILDREN_PAGE:,} (the default)",
-            ),
+            *_page_parameters("children", NODE_CHILDREN_PAGE, "the children's page"),
         ],
         responses={200: schemas.NodeDetailSerializer, **ERRORS},
         examples=[
@@ -694,13 +697,7 @@ class ClusterJobs(ApiView):
                 description="queued: the waiting jobs (running and ended ones are the node's"
                 " jobs, /api/nodes/{id}/jobs/)",
             ),
-            OpenApiParameter(
-                "page", _whole(1, MAX_PAGE), description="the page, from 1 (default 1)"
-            ),
-            OpenApiParameter(
-                "page_size", _whole(1, QUEUE_PAGE),
-                description=f"jobs a page, 1 to {QUEUE_PAGE:,} (the default)",
-            ),
+            *_page_parameters("jobs", QUEUE_PAGE),
         ],
         responses={200: schemas.QueueSerializer, **ERRORS},
         examples=[OpenApiExample("A queue of two", value=QUEUE_EXAMPLE, response_only=True)],
@@ -709,8 +706,7 @@ class ClusterJobs(ApiView):
         page_request = django_request(request)
         cluster = cluster_or_404(name)
         choice_parameter(page_request, "state", "queued", QUEUE_STATES)
-        number = int_parameter(page_request, "page", 1, 1, MAX_PAGE)
-        size = int_parameter(page_request, "page_size", QUEUE_PAGE, 1, QUEUE_PAGE)
+        number, size = _page_asked(page_request, QUEUE_PAGE)
         _with_priorities(cluster)
         now = timezone.now()
         order = queue_get(cluster=cluster, now=now)
